@@ -1,0 +1,79 @@
+package dev.quiver.broadcast;
+
+import java.util.Collections;
+import java.util.List;
+
+/** What a {@link DecodedBroadcastCache} held at one moment. */
+public final class CacheSnapshot {
+
+  /** One cached broadcast. */
+  public static final class EntryState {
+    private final long broadcastId;
+    private final boolean decoded;
+    private final int holders;
+    private final long bytes;
+
+    EntryState(long broadcastId, boolean decoded, int holders, long bytes) {
+      this.broadcastId = broadcastId;
+      this.decoded = decoded;
+      this.holders = holders;
+      this.bytes = bytes;
+    }
+
+    public long broadcastId() {
+      return broadcastId;
+    }
+
+    /** False while the first task is still decoding it. */
+    public boolean decoded() {
+      return decoded;
+    }
+
+    /** Tasks holding it (their views and their hold end when they complete). */
+    public int holders() {
+      return holders;
+    }
+
+    /** Bytes allocated for it, views included. */
+    public long bytes() {
+      return bytes;
+    }
+
+    @Override
+    public String toString() {
+      return String.format(
+          "broadcast %d: %s, %d holders, %d bytes",
+          broadcastId, decoded ? "decoded" : "decoding", holders, bytes);
+    }
+  }
+
+  private final List<EntryState> entries;
+  private final long allocatedBytes;
+
+  CacheSnapshot(List<EntryState> entries, long allocatedBytes) {
+    this.entries = Collections.unmodifiableList(entries);
+    this.allocatedBytes = allocatedBytes;
+  }
+
+  /** The shared entries, in no particular order. Private (per-task) decodes are not listed. */
+  public List<EntryState> entries() {
+    return entries;
+  }
+
+  /**
+   * Bytes allocated under the cache's allocator: shared entries and the private decodes of tasks
+   * still running.
+   */
+  public long allocatedBytes() {
+    return allocatedBytes;
+  }
+
+  public boolean isEmpty() {
+    return entries.isEmpty() && allocatedBytes == 0;
+  }
+
+  @Override
+  public String toString() {
+    return entries + ", " + allocatedBytes + " bytes allocated";
+  }
+}

@@ -1,0 +1,81 @@
+package dev.quiver.ipc;
+
+import dev.quiver.io.Closeables;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.arrow.vector.dictionary.Dictionary;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * One decoded Arrow IPC stream: its schema, its record batches and its dictionaries, all in buffers
+ * owned by the allocator it was decoded into. Closing it releases this object's references on those
+ * buffers; vectors loaded from its batches hold references of their own.
+ */
+public final class DecodedStream implements DictionaryProvider, AutoCloseable {
+
+  private final Schema schema;
+  private final List<ArrowRecordBatch> batches;
+  private final Map<Long, Dictionary> dictionaries;
+  private final long rowCount;
+
+  DecodedStream(Schema schema, List<ArrowRecordBatch> batches, Map<Long, Dictionary> dictionaries) {
+    this.schema = schema;
+    this.batches = Collections.unmodifiableList(new ArrayList<>(batches));
+    this.dictionaries = Collections.unmodifiableMap(dictionaries);
+    long rows = 0;
+    for (ArrowRecordBatch batch : batches) {
+      rows += batch.getLength();
+    }
+    this.rowCount = rows;
+  }
+
+  public Schema schema() {
+    return schema;
+  }
+
+  /** The record batches in stream order; shared, so load them, do not close them. */
+  public List<ArrowRecordBatch> batches() {
+    return batches;
+  }
+
+  public boolean hasDictionaries() {
+    return !dictionaries.isEmpty();
+  }
+
+  public long rowCount() {
+    return rowCount;
+  }
+
+  /** Bytes of the record batches' buffers (dictionaries not included). */
+  public long batchBytes() {
+    long bytes = 0;
+    for (ArrowRecordBatch batch : batches) {
+      bytes += batch.computeBodyLength();
+    }
+    return bytes;
+  }
+
+  @Override
+  public Dictionary lookup(long id) {
+    return dictionaries.get(id);
+  }
+
+  @Override
+  public Set<Long> getDictionaryIds() {
+    return dictionaries.keySet();
+  }
+
+  @Override
+  public void close() {
+    List<AutoCloseable> owned = new ArrayList<>(batches);
+    for (Dictionary dictionary : dictionaries.values()) {
+      owned.add(dictionary.getVector());
+    }
+    Closeables.closeAll(owned);
+  }
+}

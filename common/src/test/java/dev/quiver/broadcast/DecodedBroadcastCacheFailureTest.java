@@ -1,0 +1,181 @@
+package dev.quiver.broadcast;
+
+import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
+import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
+import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
+import static dev.quiver.broadcast.CacheTestSupport.newRootAllocator;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.FakeTask;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.BufferAllocator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** A failed decode is not cached, leaves nothing behind, and its waiters decode for themselves. */
+class DecodedBroadcastCacheFailureTest {
+
+  private BufferAllocator allocator;
+  private ExecutorService executor;
+  private ScriptedDecoder decoder;
+  private DecodedBroadcastCache cache;
+
+  @BeforeEach
+  void setUp() {
+    allocator = newRootAllocator();
+    executor = Executors.newCachedThreadPool();
+    decoder = new ScriptedDecoder();
+    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
+  }
+
+  @AfterEach
+  void tearDown() throws InterruptedException {
+    decoder.releaseAll();
+    executor.shutdownNow();
+    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+  }
+
+  /** Two streams, the second of several batches, so a failure in it comes after allocations. */
+  private TestBroadcast broadcast(StreamCodec codec) throws Exception {
+    return TestBroadcast.encode(
+        31, Shape.BUILD_SIDE, codec, allocator, new int[] {4000}, new int[] {4000, 4000, 4000});
+  }
+
+  @Test
+  void failedDecodeLeavesNothingAllocatedAndTheNextTaskTriesASharedDecodeAgain() throws Exception {
+    TestBroadcast broadcast = broadcast(StreamCodec.NONE);
+    decoder.failCall(1);
+    FakeTask failing = new FakeTask();
+    assertThrows(ScriptedDecoder.InjectedFailure.class, () -> cache.open(broadcast, failing, true));
+    assertTrue(decoder.lastFailurePeakBytes() > 0, "the decode failed before allocating");
+    CacheSnapshot afterFailure = cache.snapshot();
+    assertTrue(afterFailure.isEmpty(), () -> "a failed decode left " + afterFailure);
+    assertEquals(0, failing.pendingListeners(), "the failed task took a hold");
+    failing.complete();
+
+    FakeTask next = new FakeTask();
+    FakeTask another = new FakeTask();
+    assertEquals(
+        4, Consumer.KEEPS_VIEWS_OPEN.consume(cache.open(broadcast, next, true), broadcast, null));
+    assertEquals(
+        4,
+        Consumer.KEEPS_VIEWS_OPEN.consume(cache.open(broadcast, another, true), broadcast, null));
+    assertEquals(2, decoder.calls());
+    assertEquals(1, cache.counters().failedDecodes());
+    assertEquals(1, cache.counters().decodes(), "the retry was not a shared decode");
+    assertEquals(1, cache.counters().sharedReads(), "the retry's entry was not shared");
+    assertEquals(0, cache.counters().privateDecodes());
+    assertEquals(2, cache.snapshot().entries().get(0).holders());
+    next.complete();
+    another.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void waitersOfAFailedDecodeDecodeForThemselvesAndTheFailingTaskGetsTheError() throws Exception {
+    TestBroadcast broadcast = broadcast(SPARK_LZ4);
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    decoder.failCall(1);
+    FakeTask failing = new FakeTask();
+    Future<BroadcastReader> failingOpen =
+        executor.submit(() -> cache.open(broadcast, failing, true));
+    gate.awaitEntered();
+
+    int waiting = 3;
+    List<FakeTask> waiters = new ArrayList<>();
+    List<Future<Integer>> reads = new ArrayList<>();
+    for (int i = 0; i < waiting; i++) {
+      FakeTask waiter = new FakeTask();
+      waiters.add(waiter);
+      reads.add(
+          executor.submit(
+              () ->
+                  Consumer.KEEPS_VIEWS_OPEN.consume(
+                      cache.open(broadcast, waiter, true), broadcast, null)));
+    }
+    awaitCondition("every waiter waits", () -> cache.counters().waits() >= waiting);
+    gate.release();
+
+    ExecutionException failure =
+        assertThrows(
+            ExecutionException.class, () -> failingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    assertInstanceOf(ScriptedDecoder.InjectedFailure.class, failure.getCause());
+    for (Future<Integer> read : reads) {
+      assertEquals(4, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), "a waiter read wrong data");
+    }
+    assertEquals(1 + waiting, decoder.calls());
+    assertEquals(1, cache.counters().failedDecodes());
+    assertEquals(waiting, cache.counters().privateDecodes());
+    assertEquals(0, cache.counters().decodes());
+    assertEquals(0, cache.counters().sharedReads());
+    CacheSnapshot held = cache.snapshot();
+    assertTrue(held.entries().isEmpty(), () -> "the failed entry stayed: " + held);
+    assertTrue(held.allocatedBytes() > 0, "the waiters' private decodes are not accounted");
+
+    failing.complete();
+    for (FakeTask waiter : waiters) {
+      waiter.complete();
+    }
+    assertTrue(cache.snapshot().isEmpty(), () -> cache.snapshot().toString());
+
+    FakeTask later = new FakeTask();
+    assertEquals(
+        4, Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, later, true), broadcast, null));
+    assertEquals(1, cache.counters().decodes(), "a later task did not try a shared decode");
+    assertEquals(1, cache.snapshot().entries().size());
+    later.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void waiterWhoseOwnDecodeAlsoFailsGetsThatFailure() throws Exception {
+    TestBroadcast broadcast = broadcast(StreamCodec.NONE);
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    decoder.failCall(1).failCall(2);
+    FakeTask failing = new FakeTask();
+    FakeTask waiter = new FakeTask();
+    Future<BroadcastReader> failingOpen =
+        executor.submit(() -> cache.open(broadcast, failing, true));
+    gate.awaitEntered();
+    Future<BroadcastReader> waiterOpen = executor.submit(() -> cache.open(broadcast, waiter, true));
+    awaitCondition("the waiter waits", () -> cache.counters().waits() >= 1);
+    gate.release();
+
+    for (Future<BroadcastReader> open : List.of(failingOpen, waiterOpen)) {
+      ExecutionException e =
+          assertThrows(ExecutionException.class, () -> open.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+      assertInstanceOf(ScriptedDecoder.InjectedFailure.class, e.getCause());
+    }
+    assertEquals(2, cache.counters().failedDecodes());
+    assertEquals(2, decoder.calls());
+    failing.complete();
+    waiter.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void failedPrivateDecodeWithSharingOffLeavesNothing() throws Exception {
+    TestBroadcast broadcast = broadcast(SPARK_LZ4);
+    decoder.failCall(1);
+    FakeTask task = new FakeTask();
+    assertThrows(ScriptedDecoder.InjectedFailure.class, () -> cache.open(broadcast, task, false));
+    assertTrue(decoder.lastFailurePeakBytes() > 0);
+    assertEquals(1, cache.counters().failedDecodes());
+    assertEquals(0, task.pendingListeners());
+    task.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+}

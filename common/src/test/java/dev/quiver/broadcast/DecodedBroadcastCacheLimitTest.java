@@ -1,0 +1,70 @@
+package dev.quiver.broadcast;
+
+import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
+import static dev.quiver.broadcast.CacheTestSupport.newRootAllocator;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.IpcFormatException;
+import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.FakeTask;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.junit.jupiter.api.Test;
+
+/** The per-entry limit ({@code maxEntryBytes}) bounds a decode, not the tasks reading it. */
+class DecodedBroadcastCacheLimitTest {
+
+  private static final int TASKS = 8;
+
+  @Test
+  void decodeOverTheLimitFailsAndLeavesNothing() throws Exception {
+    BufferAllocator allocator = newRootAllocator();
+    TestBroadcast broadcast =
+        TestBroadcast.encode(61, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {5000});
+    long oneDecode = bytesOfOneDecode(broadcast, allocator);
+    DecodedBroadcastCache cache =
+        new DecodedBroadcastCache(allocator, BroadcastDecoder.ARROW_IPC, oneDecode / 2);
+    FakeTask task = new FakeTask();
+    assertThrows(IpcFormatException.class, () -> cache.open(broadcast, task, true));
+    assertEquals(1, cache.counters().failedDecodes());
+    assertTrue(cache.snapshot().isEmpty(), () -> cache.snapshot().toString());
+    task.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  /**
+   * A broadcast that fits the limit can be read by any number of tasks sharing it, as it can with
+   * sharing off: the tasks' views must not count against the one decode's limit.
+   */
+  @Test
+  void broadcastThatFitsTheLimitIsReadableByManySharingTasks() throws Exception {
+    BufferAllocator allocator = newRootAllocator();
+    TestBroadcast broadcast =
+        TestBroadcast.encode(
+            62, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {1000, 1000});
+    long limit = bytesOfOneDecode(broadcast, allocator) + 1024;
+    DecodedBroadcastCache cache =
+        new DecodedBroadcastCache(allocator, BroadcastDecoder.ARROW_IPC, limit);
+
+    for (boolean share : new boolean[] {false, true}) {
+      List<FakeTask> tasks = new ArrayList<>();
+      for (int i = 0; i < TASKS; i++) {
+        FakeTask task = new FakeTask();
+        tasks.add(task);
+        BroadcastReader reader = cache.open(broadcast, task, share);
+        assertEquals(
+            2, Consumer.KEEPS_VIEWS_OPEN.consume(reader, broadcast, null), "share=" + share);
+      }
+      for (FakeTask task : tasks) {
+        task.complete();
+      }
+      assertTrue(cache.snapshot().isEmpty(), () -> cache.snapshot().toString());
+    }
+    assertAllFreedAndClose(cache, allocator);
+  }
+}

@@ -1,0 +1,230 @@
+package dev.quiver.broadcast;
+
+import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
+import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
+import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
+import static dev.quiver.broadcast.CacheTestSupport.newRootAllocator;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.FakeTask;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.BufferAllocator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Overlapping tasks share one decode and one copy; the setting turns sharing off. */
+class DecodedBroadcastCacheSharingTest {
+
+  private static final int TASKS = 6;
+
+  private BufferAllocator allocator;
+  private ExecutorService executor;
+  private ScriptedDecoder decoder;
+  private DecodedBroadcastCache cache;
+
+  @BeforeEach
+  void setUp() {
+    allocator = newRootAllocator();
+    executor = Executors.newCachedThreadPool();
+    decoder = new ScriptedDecoder();
+    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
+  }
+
+  @AfterEach
+  void tearDown() throws InterruptedException {
+    decoder.releaseAll();
+    executor.shutdownNow();
+    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+  }
+
+  private TestBroadcast broadcast(StreamCodec codec) throws Exception {
+    return TestBroadcast.encode(
+        7, Shape.BUILD_SIDE, codec, allocator, new int[] {3000, 3000}, new int[] {2500});
+  }
+
+  /** Starts every task at once; each opens, reads everything and keeps its hold (no complete). */
+  private List<Future<Integer>> openAndReadTogether(
+      TestBroadcast broadcast, List<FakeTask> tasks, boolean share, Consumer consumer) {
+    CountDownLatch start = new CountDownLatch(1);
+    List<Future<Integer>> reads = new ArrayList<>();
+    for (FakeTask task : tasks) {
+      reads.add(
+          executor.submit(
+              () -> {
+                start.await();
+                BroadcastReader reader = cache.open(broadcast, task, share);
+                return consumer.consume(reader, broadcast, null);
+              }));
+    }
+    start.countDown();
+    return reads;
+  }
+
+  private static List<FakeTask> newTasks(int n) {
+    List<FakeTask> tasks = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      tasks.add(new FakeTask());
+    }
+    return tasks;
+  }
+
+  @Test
+  void overlappingTasksDecodeOnceHoldOneCopyAndFreeItWithTheLastTask() throws Exception {
+    TestBroadcast broadcast = broadcast(SPARK_LZ4);
+    long oneDecode = bytesOfOneDecode(broadcast, allocator);
+    List<FakeTask> tasks = newTasks(TASKS);
+
+    for (Future<Integer> read :
+        openAndReadTogether(broadcast, tasks, true, Consumer.KEEPS_VIEWS_OPEN)) {
+      assertEquals(3, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    assertEquals(1, decoder.calls(), "decoder calls");
+    assertEquals(1, cache.counters().decodes());
+    assertEquals(TASKS - 1, cache.counters().sharedReads());
+    assertEquals(0, cache.counters().privateDecodes());
+    assertEquals(0, cache.counters().failedDecodes());
+    CacheSnapshot snapshot = cache.snapshot();
+    assertEquals(1, snapshot.entries().size(), snapshot::toString);
+    CacheSnapshot.EntryState entry = snapshot.entries().get(0);
+    assertEquals(7, entry.broadcastId());
+    assertTrue(entry.decoded());
+    assertEquals(TASKS, entry.holders());
+    // One decoded copy (views hold references on it, plus any small buffers of their own).
+    assertTrue(entry.bytes() >= oneDecode, () -> entry + " vs one decode " + oneDecode);
+    assertTrue(entry.bytes() < oneDecode * 3 / 2, () -> entry + " vs one decode " + oneDecode);
+    assertEquals(entry.bytes(), snapshot.allocatedBytes(), "nothing allocated outside the entry");
+
+    for (int i = 0; i < TASKS - 1; i++) {
+      tasks.get(i).complete();
+      CacheSnapshot after = cache.snapshot();
+      assertEquals(1, after.entries().size(), () -> "freed before the last holder: " + after);
+      assertEquals(TASKS - 1 - i, after.entries().get(0).holders());
+    }
+    tasks.get(TASKS - 1).complete();
+    assertTrue(
+        cache.snapshot().isEmpty(), () -> "not freed at the last holder: " + cache.snapshot());
+    assertEquals(0, allocator.getAllocatedMemory());
+
+    FakeTask later = new FakeTask();
+    assertEquals(
+        3, Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, later, true), broadcast, null));
+    assertEquals(2, decoder.calls(), "a task after the last holder decodes again");
+    assertEquals(2, cache.counters().decodes());
+    assertEquals(1, cache.snapshot().entries().size());
+    later.complete();
+
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void tasksOneAfterAnotherEachDecode() throws Exception {
+    TestBroadcast broadcast = broadcast(StreamCodec.NONE);
+    for (int i = 1; i <= 3; i++) {
+      FakeTask task = new FakeTask();
+      Consumer.KEEPS_VIEWS_OPEN.consume(cache.open(broadcast, task, true), broadcast, null);
+      task.complete();
+      assertTrue(cache.snapshot().isEmpty(), () -> "held after its only task: " + cache.snapshot());
+      assertEquals(i, decoder.calls());
+    }
+    assertEquals(3, cache.counters().decodes());
+    assertEquals(0, cache.counters().sharedReads());
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void differentBroadcastsAreDifferentEntries() throws Exception {
+    TestBroadcast seven = broadcast(StreamCodec.NONE);
+    TestBroadcast eight = seven.withId(8);
+    FakeTask a = new FakeTask();
+    FakeTask b = new FakeTask();
+    Consumer.KEEPS_VIEWS_OPEN.consume(cache.open(seven, a, true), seven, null);
+    Consumer.KEEPS_VIEWS_OPEN.consume(cache.open(eight, b, true), eight, null);
+    assertEquals(2, decoder.calls());
+    assertEquals(2, cache.snapshot().entries().size());
+    a.complete();
+    assertEquals(1, cache.snapshot().entries().size());
+    assertEquals(8, cache.snapshot().entries().get(0).broadcastId());
+    b.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void sharingOffDecodesForEachOverlappingTaskThroughTheSameReader() throws Exception {
+    TestBroadcast broadcast = broadcast(SPARK_LZ4);
+    long oneDecode = bytesOfOneDecode(broadcast, allocator);
+    List<FakeTask> tasks = newTasks(TASKS);
+
+    for (Future<Integer> read :
+        openAndReadTogether(broadcast, tasks, false, Consumer.KEEPS_VIEWS_OPEN)) {
+      assertEquals(3, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    assertEquals(TASKS, decoder.calls(), "decoder calls");
+    assertEquals(TASKS, cache.counters().privateDecodes());
+    assertEquals(0, cache.counters().decodes());
+    assertEquals(0, cache.counters().sharedReads());
+    assertEquals(0, cache.counters().waits());
+    CacheSnapshot snapshot = cache.snapshot();
+    assertTrue(snapshot.entries().isEmpty(), () -> "private decodes listed: " + snapshot);
+    assertTrue(
+        snapshot.allocatedBytes() >= TASKS * oneDecode,
+        () -> snapshot + " vs " + TASKS + " decodes of " + oneDecode);
+
+    for (FakeTask task : tasks) {
+      task.complete();
+    }
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void sharingOffAlongsideSharingOn() throws Exception {
+    TestBroadcast broadcast = broadcast(StreamCodec.NONE);
+    FakeTask shared = new FakeTask();
+    FakeTask alone = new FakeTask();
+    FakeTask sharedToo = new FakeTask();
+    Consumer.KEEPS_VIEWS_OPEN.consume(cache.open(broadcast, shared, true), broadcast, null);
+    Consumer.KEEPS_VIEWS_OPEN.consume(cache.open(broadcast, alone, false), broadcast, null);
+    Consumer.KEEPS_VIEWS_OPEN.consume(cache.open(broadcast, sharedToo, true), broadcast, null);
+    assertEquals(2, decoder.calls());
+    assertEquals(1, cache.counters().decodes());
+    assertEquals(1, cache.counters().privateDecodes());
+    assertEquals(1, cache.counters().sharedReads());
+    assertEquals(2, cache.snapshot().entries().get(0).holders(), "the private task took no hold");
+    alone.complete();
+    shared.complete();
+    assertEquals(1, cache.snapshot().entries().get(0).holders());
+    sharedToo.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void taskOpeningABroadcastTwiceHoldsItTwice() throws Exception {
+    TestBroadcast broadcast = broadcast(StreamCodec.NONE);
+    FakeTask task = new FakeTask();
+    BroadcastReader first = cache.open(broadcast, task, true);
+    BroadcastReader second = cache.open(broadcast, task, true);
+    assertEquals(1, decoder.calls());
+    assertEquals(2, cache.snapshot().entries().get(0).holders());
+    // Interleaved: each reader has its own position and its own views.
+    for (TestBroadcast.ExpectedBatch expected : broadcast.batches()) {
+      assertTrue(first.next());
+      assertTrue(second.next());
+      broadcast.check(expected, first.current(), first.dictionaries());
+      broadcast.check(expected, second.current(), second.dictionaries());
+    }
+    task.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+}

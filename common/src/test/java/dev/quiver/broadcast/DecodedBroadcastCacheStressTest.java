@@ -1,0 +1,177 @@
+package dev.quiver.broadcast;
+
+import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
+import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
+import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.newRootAllocator;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.FakeTask;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.BufferAllocator;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Many tasks at random: arrivals, sharing on or off, kills (some while waiting on a slow decode),
+ * decode failures and consumer behaviours. Whatever happens, every read sees correct data, every
+ * failure is one that was injected, and in the end nothing is held and the counters add up. Seeds
+ * are fixed so a failure can be replayed (thread interleavings still vary).
+ */
+class DecodedBroadcastCacheStressTest {
+
+  private static final int THREADS = 16;
+  private static final int OPERATIONS = 200;
+
+  /** What the tasks saw. */
+  private static final class Tally {
+    final AtomicLong opened = new AtomicLong();
+    final AtomicLong failed = new AtomicLong();
+    final AtomicLong killed = new AtomicLong();
+    final AtomicLong batches = new AtomicLong();
+
+    @Override
+    public String toString() {
+      return String.format(
+          "opened %d, failed %d, killed while waiting %d, batches read %d",
+          opened.get(), failed.get(), killed.get(), batches.get());
+    }
+  }
+
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {20240611L, 7L})
+  void randomTasksReadCorrectDataLeaveNothingBehindAndCountersAddUp(long seed) throws Exception {
+    BufferAllocator allocator = newRootAllocator();
+    ScriptedDecoder decoder = new ScriptedDecoder().randomly(seed, 0.15, 0.02, 150, 2);
+    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
+    List<TestBroadcast> broadcasts =
+        Arrays.asList(
+            TestBroadcast.encode(
+                1, Shape.BUILD_SIDE, SPARK_LZ4, allocator, new int[] {500, 500}, new int[] {300}),
+            TestBroadcast.encode(
+                2, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {2000}),
+            TestBroadcast.encode(3, Shape.DICTIONARY, SPARK_LZ4, allocator, new int[] {400, 400}),
+            TestBroadcast.encode(
+                4, Shape.ZERO_COLUMNS, StreamCodec.NONE, allocator, new int[] {10, 0}, new int[0]),
+            TestBroadcast.encode(5, Shape.BUILD_SIDE, SPARK_LZ4, allocator));
+    Consumer[] consumers = Consumer.values();
+    Tally tally = new Tally();
+    ExecutorService workers = Executors.newFixedThreadPool(THREADS);
+    ScheduledExecutorService killer = Executors.newSingleThreadScheduledExecutor();
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < THREADS; t++) {
+        Random random = new Random(seed * 7919 + t);
+        int thread = t;
+        done.add(
+            workers.submit(
+                () -> {
+                  for (int op = 0; op < OPERATIONS; op++) {
+                    runOneTask(
+                        cache,
+                        broadcasts.get(random.nextInt(broadcasts.size())),
+                        consumers[random.nextInt(consumers.length)],
+                        random,
+                        killer,
+                        allocator,
+                        "thread " + thread + " op " + op,
+                        tally);
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      workers.shutdownNow();
+      killer.shutdownNow();
+      assertTrue(workers.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+      assertTrue(killer.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    DecodedBroadcastCache.CacheCounters counters = cache.counters();
+    String summary =
+        String.format(
+            "seed %d: %s; decoder calls %d, decodes %d, private %d, shared reads %d, waits %d,"
+                + " failed %d",
+            seed,
+            tally,
+            decoder.calls(),
+            counters.decodes(),
+            counters.privateDecodes(),
+            counters.sharedReads(),
+            counters.waits(),
+            counters.failedDecodes());
+    System.out.println(summary);
+    assertEquals(
+        decoder.calls(),
+        counters.decodes() + counters.privateDecodes() + counters.failedDecodes(),
+        summary);
+    assertEquals(
+        tally.opened.get(),
+        counters.decodes() + counters.privateDecodes() + counters.sharedReads(),
+        summary);
+    assertEquals(tally.failed.get(), counters.failedDecodes(), summary);
+    assertEquals(
+        (long) THREADS * OPERATIONS, tally.opened.get() + tally.failed.get() + tally.killed.get());
+    assertTrue(counters.waits() >= tally.killed.get(), summary);
+    // The run exercised what it is meant to.
+    assertTrue(counters.sharedReads() > 0, summary);
+    assertTrue(counters.privateDecodes() > 0, summary);
+    assertTrue(counters.failedDecodes() > 0, summary);
+    assertTrue(counters.waits() > 0, summary);
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  private static void runOneTask(
+      DecodedBroadcastCache cache,
+      TestBroadcast broadcast,
+      Consumer consumer,
+      Random random,
+      ScheduledExecutorService killer,
+      BufferAllocator allocator,
+      String name,
+      Tally tally)
+      throws InterruptedException {
+    FakeTask task = new FakeTask();
+    boolean share = random.nextInt(8) != 0;
+    String killReason = null;
+    if (random.nextInt(6) == 0) {
+      String reason = "killed: " + name;
+      killReason = reason;
+      int delay = random.nextBoolean() ? 0 : random.nextInt(200);
+      killer.schedule(() -> task.kill(reason), delay, TimeUnit.MILLISECONDS);
+    }
+    int holdMillis = random.nextInt(4) == 0 ? random.nextInt(3) : 0;
+    try (BufferAllocator own = allocator.newChildAllocator(name, 0, Long.MAX_VALUE)) {
+      BroadcastReader reader = cache.open(broadcast, task, share);
+      tally.opened.incrementAndGet();
+      tally.batches.addAndGet(consumer.consume(reader, broadcast, own));
+      if (holdMillis > 0) {
+        Thread.sleep(holdMillis);
+      }
+    } catch (ScriptedDecoder.InjectedFailure e) {
+      tally.failed.incrementAndGet();
+    } catch (FakeTask.KilledException e) {
+      assertEquals(killReason, e.getMessage(), name);
+      tally.killed.incrementAndGet();
+    } catch (java.io.IOException e) {
+      throw new AssertionError(name + ": unexpected failure", e);
+    } finally {
+      task.complete();
+    }
+  }
+}

@@ -1,0 +1,201 @@
+package dev.quiver.broadcast;
+
+import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
+import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
+import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
+import static dev.quiver.broadcast.CacheTestSupport.newRootAllocator;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.testing.FakeTask;
+import java.io.InterruptedIOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.arrow.memory.BufferAllocator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Tasks arriving during a decode wait for it, and stop if they are killed while waiting. */
+class DecodedBroadcastCacheWaitingTest {
+
+  /** A killed waiter must stop well within this (it checks every 100 ms); generous on purpose. */
+  private static final long KILL_NOTICED_SECONDS = 5;
+
+  private BufferAllocator allocator;
+  private ExecutorService executor;
+  private ScriptedDecoder decoder;
+  private DecodedBroadcastCache cache;
+  private TestBroadcast broadcast;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    allocator = newRootAllocator();
+    executor = Executors.newCachedThreadPool();
+    decoder = new ScriptedDecoder();
+    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
+    broadcast =
+        TestBroadcast.encode(21, Shape.BUILD_SIDE, SPARK_LZ4, allocator, new int[] {1000, 1000});
+  }
+
+  @AfterEach
+  void tearDown() throws InterruptedException {
+    decoder.releaseAll();
+    executor.shutdownNow();
+    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+  }
+
+  private Future<BroadcastReader> open(FakeTask task) {
+    return executor.submit(() -> cache.open(broadcast, task, true));
+  }
+
+  @Test
+  void taskArrivingDuringADecodeWaitsForItAndThenShares() throws Exception {
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    FakeTask first = new FakeTask();
+    FakeTask second = new FakeTask();
+    Future<BroadcastReader> firstOpen = open(first);
+    gate.awaitEntered();
+
+    CacheSnapshot decoding = cache.snapshot();
+    assertEquals(1, decoding.entries().size(), decoding::toString);
+    assertFalse(decoding.entries().get(0).decoded(), "listed as decoded while decoding");
+
+    Future<BroadcastReader> secondOpen = open(second);
+    awaitCondition("the second task waits", () -> cache.counters().waits() >= 1);
+    // The decode is blocked, so the waiter cannot have anything to return yet.
+    assertThrows(TimeoutException.class, () -> secondOpen.get(300, TimeUnit.MILLISECONDS));
+    assertEquals(1, decoder.calls(), "the waiter must not decode");
+
+    gate.release();
+    BroadcastReader firstReader = firstOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    BroadcastReader secondReader = secondOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    assertEquals(2, Consumer.KEEPS_VIEWS_OPEN.consume(firstReader, broadcast, null));
+    assertEquals(2, Consumer.KEEPS_VIEWS_OPEN.consume(secondReader, broadcast, null));
+
+    assertEquals(1, decoder.calls());
+    assertEquals(1, cache.counters().decodes());
+    assertEquals(1, cache.counters().sharedReads());
+    assertEquals(0, cache.counters().privateDecodes());
+    assertTrue(cache.counters().waits() >= 1);
+    assertEquals(2, cache.snapshot().entries().get(0).holders());
+
+    second.complete();
+    first.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void killedWaiterStopsWithItsReasonWhileTheDecodeIsStillBlocked() throws Exception {
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    FakeTask decoding = new FakeTask();
+    FakeTask waiter = new FakeTask();
+    Future<BroadcastReader> decodingOpen = open(decoding);
+    gate.awaitEntered();
+    Future<BroadcastReader> waiterOpen = open(waiter);
+    awaitCondition("the second task waits", () -> cache.counters().waits() >= 1);
+
+    waiter.kill("stage 3 cancelled (test)");
+    ExecutionException stopped =
+        assertThrows(
+            ExecutionException.class,
+            () -> waiterOpen.get(KILL_NOTICED_SECONDS, TimeUnit.SECONDS),
+            "the killed waiter did not stop while the decode was blocked");
+    assertInstanceOf(FakeTask.KilledException.class, stopped.getCause());
+    assertEquals("stage 3 cancelled (test)", stopped.getCause().getMessage());
+    assertFalse(gate.isReleased());
+    assertFalse(decodingOpen.isDone(), "the decode should still be blocked");
+    assertEquals(0, waiter.pendingListeners(), "the killed waiter took a hold");
+    waiter.complete();
+
+    CacheSnapshot stillDecoding = cache.snapshot();
+    assertEquals(1, stillDecoding.entries().size(), stillDecoding::toString);
+    assertFalse(stillDecoding.entries().get(0).decoded());
+
+    gate.release();
+    BroadcastReader reader = decodingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    assertEquals(2, Consumer.CLOSES_EACH_VIEW.consume(reader, broadcast, null));
+    assertEquals(1, decoder.calls());
+    assertEquals(1, cache.counters().decodes());
+    assertEquals(0, cache.counters().sharedReads());
+    assertEquals(1, cache.snapshot().entries().get(0).holders(), "only the decoding task holds");
+    decoding.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void killOfOneWaiterLeavesTheOtherWaitersToShare() throws Exception {
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    FakeTask decoding = new FakeTask();
+    FakeTask killed = new FakeTask();
+    FakeTask patient = new FakeTask();
+    Future<BroadcastReader> decodingOpen = open(decoding);
+    gate.awaitEntered();
+    Future<BroadcastReader> killedOpen = open(killed);
+    Future<BroadcastReader> patientOpen = open(patient);
+    awaitCondition("both tasks wait", () -> cache.counters().waits() >= 2);
+
+    killed.kill("speculative copy no longer needed");
+    ExecutionException stopped =
+        assertThrows(
+            ExecutionException.class, () -> killedOpen.get(KILL_NOTICED_SECONDS, TimeUnit.SECONDS));
+    assertInstanceOf(FakeTask.KilledException.class, stopped.getCause());
+    killed.complete();
+    assertFalse(patientOpen.isDone(), "the other waiter gave up too");
+
+    gate.release();
+    Consumer.KEEPS_VIEWS_OPEN.consume(
+        decodingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), broadcast, null);
+    Consumer.KEEPS_VIEWS_OPEN.consume(
+        patientOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), broadcast, null);
+    assertEquals(1, decoder.calls());
+    assertEquals(1, cache.counters().sharedReads());
+    assertEquals(2, cache.snapshot().entries().get(0).holders());
+    decoding.complete();
+    patient.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void waiterWhoseThreadIsInterruptedStopsAndKeepsTheInterrupt() throws Exception {
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    FakeTask decoding = new FakeTask();
+    FakeTask waiter = new FakeTask();
+    Future<BroadcastReader> decodingOpen = open(decoding);
+    gate.awaitEntered();
+    CompletableFuture<Thread> waiterThread = new CompletableFuture<>();
+    Future<String> waiterOutcome =
+        executor.submit(
+            () -> {
+              waiterThread.complete(Thread.currentThread());
+              try {
+                cache.open(broadcast, waiter, true);
+                return "opened";
+              } catch (InterruptedIOException e) {
+                return "interrupted, flag " + Thread.currentThread().isInterrupted();
+              }
+            });
+    awaitCondition("the second task waits", () -> cache.counters().waits() >= 1);
+    waiterThread.get(TIMEOUT_SECONDS, TimeUnit.SECONDS).interrupt();
+    assertEquals(
+        "interrupted, flag true", waiterOutcome.get(KILL_NOTICED_SECONDS, TimeUnit.SECONDS));
+    waiter.complete();
+
+    gate.release();
+    Consumer.CLOSES_EACH_VIEW.consume(
+        decodingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), broadcast, null);
+    assertEquals(1, cache.snapshot().entries().get(0).holders());
+    decoding.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+}

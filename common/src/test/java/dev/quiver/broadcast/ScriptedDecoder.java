@@ -1,0 +1,231 @@
+package dev.quiver.broadcast;
+
+import dev.quiver.ipc.StreamCodec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * {@link BroadcastDecoder#ARROW_IPC}, instrumented: counts its calls, and on chosen calls (numbered
+ * from 1 in the order they start) blocks until the test releases it, or fails part way through the
+ * bytes, after it has allocated, as a broken fetch would.
+ */
+final class ScriptedDecoder implements BroadcastDecoder {
+
+  /** How long a blocked call waits for its release before giving up (so a broken test ends). */
+  private static final long GATE_TIMEOUT_SECONDS = 60;
+
+  /** The failure a scripted call throws; its cause is the real decode failure. */
+  static final class InjectedFailure extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    InjectedFailure(int call, Throwable cause) {
+      super("injected failure of decode call " + call, cause);
+    }
+  }
+
+  /** Holds one decode call until {@link #release()}. */
+  static final class Gate {
+    private final CountDownLatch entered = new CountDownLatch(1);
+    private final CountDownLatch released = new CountDownLatch(1);
+
+    /** Waits until the decode call has reached the gate. */
+    void awaitEntered() throws InterruptedException {
+      if (!entered.await(GATE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+        throw new AssertionError("the decode never reached its gate");
+      }
+    }
+
+    void release() {
+      released.countDown();
+    }
+
+    boolean isReleased() {
+      return released.getCount() == 0;
+    }
+
+    private void pass() throws InterruptedIOException {
+      entered.countDown();
+      try {
+        if (!released.await(GATE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+          throw new IllegalStateException("the test never released the decode");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted at the gate");
+      }
+    }
+  }
+
+  private final AtomicInteger calls = new AtomicInteger();
+  private final Map<Integer, Gate> gates = new ConcurrentHashMap<>();
+  private final Set<Integer> failingCalls = ConcurrentHashMap.newKeySet();
+  private final AtomicLong lastFailurePeakBytes = new AtomicLong(-1);
+  private volatile long seed;
+  private volatile double failureProbability;
+  private volatile double slowProbability;
+  private volatile long slowMillis;
+  private volatile int maxJitterMillis;
+
+  /** Call {@code call} blocks until the returned gate is released. */
+  Gate blockCall(int call) {
+    Gate gate = new Gate();
+    gates.put(call, gate);
+    return gate;
+  }
+
+  /** Call {@code call} fails with {@link InjectedFailure} (after any gate). */
+  ScriptedDecoder failCall(int call) {
+    failingCalls.add(call);
+    return this;
+  }
+
+  /**
+   * For stress: each call, decided from {@code seed} and its number, fails with probability {@code
+   * failure}, takes {@code slowMillis} with probability {@code slow}, and otherwise pauses up to
+   * {@code maxJitterMillis}.
+   */
+  ScriptedDecoder randomly(
+      long seed, double failure, double slow, long slowMillis, int maxJitterMillis) {
+    this.seed = seed;
+    this.failureProbability = failure;
+    this.slowProbability = slow;
+    this.slowMillis = slowMillis;
+    this.maxJitterMillis = maxJitterMillis;
+    return this;
+  }
+
+  /** Decode calls so far, failed ones included. */
+  int calls() {
+    return calls.get();
+  }
+
+  /** Peak bytes the last injected failure had allocated before it failed; -1 if none failed. */
+  long lastFailurePeakBytes() {
+    return lastFailurePeakBytes.get();
+  }
+
+  /** Releases every gate, so that no decode stays blocked after a test. */
+  void releaseAll() {
+    for (Gate gate : gates.values()) {
+      gate.release();
+    }
+  }
+
+  @Override
+  public DecodedBroadcast decode(BroadcastSource source, BufferAllocator allocator)
+      throws IOException {
+    int call = calls.incrementAndGet();
+    Gate gate = gates.get(call);
+    if (gate != null) {
+      gate.pass();
+    }
+    SplittableRandom random = new SplittableRandom(seed * 1_000_003L + call);
+    boolean fail = failingCalls.contains(call) || random.nextDouble() < failureProbability;
+    pause(random);
+    if (fail) {
+      throw failPartWay(call, source, allocator);
+    }
+    return ARROW_IPC.decode(source, allocator);
+  }
+
+  private void pause(SplittableRandom random) throws InterruptedIOException {
+    long millis = 0;
+    if (random.nextDouble() < slowProbability) {
+      millis = slowMillis;
+    } else if (maxJitterMillis > 0) {
+      millis = random.nextInt(maxJitterMillis + 1);
+    }
+    if (millis > 0) {
+      try {
+        Thread.sleep(millis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted while decoding");
+      }
+    }
+  }
+
+  /** Decodes a copy of the source whose last stream breaks half way, and returns the failure. */
+  private InjectedFailure failPartWay(int call, BroadcastSource source, BufferAllocator allocator) {
+    if (source.streamCount() == 0) {
+      lastFailurePeakBytes.set(0);
+      return new InjectedFailure(call, null);
+    }
+    try {
+      DecodedBroadcast unexpected = ARROW_IPC.decode(new CutSource(source), allocator);
+      unexpected.close();
+      throw new AssertionError("a cut stream decoded");
+    } catch (IOException e) {
+      lastFailurePeakBytes.set(allocator.getPeakMemoryAllocation());
+      return new InjectedFailure(call, e);
+    }
+  }
+
+  /** The source with its last stream failing (IOException) half way through its bytes. */
+  private static final class CutSource implements BroadcastSource {
+    private final BroadcastSource source;
+
+    CutSource(BroadcastSource source) {
+      this.source = source;
+    }
+
+    @Override
+    public long broadcastId() {
+      return source.broadcastId();
+    }
+
+    @Override
+    public int streamCount() {
+      return source.streamCount();
+    }
+
+    @Override
+    public InputStream openStream(int index) throws IOException {
+      InputStream in = source.openStream(index);
+      if (index < source.streamCount() - 1) {
+        return in;
+      }
+      byte[] bytes = in.readAllBytes();
+      in.close();
+      int cut = bytes.length / 2;
+      return new InputStream() {
+        private int position;
+
+        @Override
+        public int read() throws IOException {
+          byte[] one = new byte[1];
+          return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+          if (len == 0) {
+            return 0;
+          }
+          if (position >= cut) {
+            throw new IOException("connection reset (injected) at byte " + cut);
+          }
+          int n = Math.min(len, cut - position);
+          System.arraycopy(bytes, position, b, off, n);
+          position += n;
+          return n;
+        }
+      };
+    }
+
+    @Override
+    public StreamCodec codec() {
+      return source.codec();
+    }
+  }
+}

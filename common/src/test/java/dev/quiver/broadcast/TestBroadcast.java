@@ -1,0 +1,303 @@
+package dev.quiver.broadcast;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import dev.quiver.io.Closeables;
+import dev.quiver.ipc.ArrowIpc;
+import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.TestData;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.dictionary.Dictionary;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * A real broadcast for the cache tests: Arrow IPC streams encoded with {@link ArrowIpc} into byte
+ * arrays, plus what a reader must find in them, batch by batch. Keys run on across every batch of
+ * every stream, so each batch's values are distinct.
+ */
+final class TestBroadcast implements BroadcastSource {
+
+  /** What the broadcast's batches hold. */
+  enum Shape {
+    /** {@link TestData#buildSide}: k, v = k * 31 + 7, s = "value-" + k. */
+    BUILD_SIDE,
+    /** k, and d: a dictionary-encoded string column, "color-" + (k % 3). */
+    DICTIONARY,
+    /** No columns at all; only the row count. */
+    ZERO_COLUMNS
+  }
+
+  static final long COLOR_DICTIONARY_ID = 5L;
+  private static final int COLORS = 3;
+
+  /** One batch as a reader must see it. */
+  static final class ExpectedBatch {
+    final int stream;
+    final long firstKey;
+    final int rows;
+
+    ExpectedBatch(int stream, long firstKey, int rows) {
+      this.stream = stream;
+      this.firstKey = firstKey;
+      this.rows = rows;
+    }
+
+    @Override
+    public String toString() {
+      return "stream " + stream + " keys " + firstKey + ".." + (firstKey + rows - 1);
+    }
+  }
+
+  private final long id;
+  private final Shape shape;
+  private final StreamCodec codec;
+  private final List<byte[]> streams;
+  private final List<ExpectedBatch> batches;
+
+  private TestBroadcast(
+      long id, Shape shape, StreamCodec codec, List<byte[]> streams, List<ExpectedBatch> batches) {
+    this.id = id;
+    this.shape = shape;
+    this.codec = codec;
+    this.streams = streams;
+    this.batches = batches;
+  }
+
+  /**
+   * Encodes a broadcast: one argument per stream, giving the row count of each of its batches
+   * ({@code new int[0]} for a stream with no batches; no argument at all for no streams).
+   */
+  static TestBroadcast encode(
+      long id, Shape shape, StreamCodec codec, BufferAllocator allocator, int[]... streamBatchRows)
+      throws IOException {
+    List<byte[]> streams = new ArrayList<>();
+    List<ExpectedBatch> all = new ArrayList<>();
+    long nextKey = id * 1_000_000L;
+    try (BufferAllocator encoding = allocator.newChildAllocator("encode", 0, Long.MAX_VALUE)) {
+      for (int s = 0; s < streamBatchRows.length; s++) {
+        List<ExpectedBatch> inStream = new ArrayList<>();
+        for (int rows : streamBatchRows[s]) {
+          inStream.add(new ExpectedBatch(s, nextKey, rows));
+          nextKey += rows;
+        }
+        streams.add(encodeStream(shape, inStream, codec, encoding));
+        all.addAll(inStream);
+      }
+    }
+    return new TestBroadcast(
+        id, shape, codec, Collections.unmodifiableList(streams), Collections.unmodifiableList(all));
+  }
+
+  /** The same streams under another broadcast id. */
+  TestBroadcast withId(long otherId) {
+    return new TestBroadcast(otherId, shape, codec, streams, batches);
+  }
+
+  @Override
+  public long broadcastId() {
+    return id;
+  }
+
+  @Override
+  public int streamCount() {
+    return streams.size();
+  }
+
+  @Override
+  public InputStream openStream(int index) {
+    return new ByteArrayInputStream(streams.get(index));
+  }
+
+  @Override
+  public StreamCodec codec() {
+    return codec;
+  }
+
+  byte[] streamBytes(int index) {
+    return streams.get(index);
+  }
+
+  Shape shape() {
+    return shape;
+  }
+
+  List<ExpectedBatch> batches() {
+    return batches;
+  }
+
+  long totalRows() {
+    long rows = 0;
+    for (ExpectedBatch b : batches) {
+      rows += b.rows;
+    }
+    return rows;
+  }
+
+  @Override
+  public String toString() {
+    return "broadcast " + id + " (" + shape + ", " + streams.size() + " streams, " + codec + ")";
+  }
+
+  /**
+   * Checks one batch's columns: {@code vectors} (a view's, or vectors transferred out of one) hold
+   * {@code expected}'s rows. {@code dictionaries} resolves dictionary-encoded columns.
+   */
+  void check(
+      ExpectedBatch expected,
+      List<FieldVector> vectors,
+      int rowCount,
+      DictionaryProvider dictionaries) {
+    assertEquals(expected.rows, rowCount, () -> "row count of " + expected);
+    switch (shape) {
+      case ZERO_COLUMNS:
+        assertEquals(0, vectors.size(), "zero-column batch has columns");
+        return;
+      case BUILD_SIDE:
+        {
+          assertEquals(3, vectors.size());
+          BigIntVector k = (BigIntVector) vectors.get(0);
+          BigIntVector v = (BigIntVector) vectors.get(1);
+          VarCharVector s = (VarCharVector) vectors.get(2);
+          assertEquals(expected.rows, k.getValueCount());
+          for (int r = 0; r < expected.rows; r++) {
+            long key = expected.firstKey + r;
+            assertEquals(key, k.get(r), "k");
+            assertEquals(key * 31 + 7, v.get(r), "v");
+            assertEquals("value-" + key, new String(s.get(r), StandardCharsets.UTF_8), "s");
+          }
+          return;
+        }
+      case DICTIONARY:
+        {
+          assertEquals(2, vectors.size());
+          BigIntVector k = (BigIntVector) vectors.get(0);
+          IntVector indices = (IntVector) vectors.get(1);
+          Dictionary dictionary = dictionaries.lookup(COLOR_DICTIONARY_ID);
+          assertNotNull(dictionary, "dictionary " + COLOR_DICTIONARY_ID + " missing");
+          VarCharVector colors = (VarCharVector) dictionary.getVector();
+          assertEquals(COLORS, colors.getValueCount());
+          for (int r = 0; r < expected.rows; r++) {
+            long key = expected.firstKey + r;
+            assertEquals(key, k.get(r), "k");
+            String color = new String(colors.get(indices.get(r)), StandardCharsets.UTF_8);
+            assertEquals("color-" + (key % COLORS), color, "d");
+          }
+          return;
+        }
+    }
+    throw new AssertionError(shape);
+  }
+
+  /** Checks a view the reader returned. */
+  void check(ExpectedBatch expected, VectorSchemaRoot view, DictionaryProvider dictionaries) {
+    check(expected, view.getFieldVectors(), view.getRowCount(), dictionaries);
+  }
+
+  private static byte[] encodeStream(
+      Shape shape, List<ExpectedBatch> batches, StreamCodec codec, BufferAllocator allocator)
+      throws IOException {
+    List<ArrowRecordBatch> records = new ArrayList<>();
+    DictionaryProvider.MapDictionaryProvider dictionaries =
+        new DictionaryProvider.MapDictionaryProvider();
+    List<AutoCloseable> owned = new ArrayList<>();
+    try {
+      if (shape == Shape.DICTIONARY) {
+        Dictionary colors = colorDictionary(allocator);
+        owned.add(colors.getVector());
+        dictionaries.put(colors);
+      }
+      for (ExpectedBatch b : batches) {
+        try (VectorSchemaRoot root = root(shape, b, allocator)) {
+          ArrowRecordBatch record = new VectorUnloader(root).getRecordBatch();
+          owned.add(record);
+          records.add(record);
+        }
+      }
+      return ArrowIpc.encode(schema(shape), records, dictionaries, codec, allocator);
+    } finally {
+      Closeables.closeAll(owned);
+    }
+  }
+
+  private static Schema schema(Shape shape) {
+    switch (shape) {
+      case BUILD_SIDE:
+        return TestData.buildSideSchema();
+      case DICTIONARY:
+        return new Schema(
+            Arrays.asList(
+                new Field("k", FieldType.nullable(new ArrowType.Int(64, true)), null),
+                new Field(
+                    "d",
+                    new FieldType(
+                        true,
+                        new ArrowType.Int(32, true),
+                        new DictionaryEncoding(
+                            COLOR_DICTIONARY_ID, false, new ArrowType.Int(32, true))),
+                    null)));
+      case ZERO_COLUMNS:
+        return new Schema(Collections.emptyList());
+    }
+    throw new AssertionError(shape);
+  }
+
+  private static VectorSchemaRoot root(Shape shape, ExpectedBatch b, BufferAllocator allocator) {
+    switch (shape) {
+      case BUILD_SIDE:
+        return TestData.buildSide(allocator, b.firstKey, b.rows);
+      case DICTIONARY:
+        {
+          VectorSchemaRoot root = VectorSchemaRoot.create(schema(shape), allocator);
+          root.allocateNew();
+          BigIntVector k = (BigIntVector) root.getVector("k");
+          IntVector d = (IntVector) root.getVector("d");
+          for (int r = 0; r < b.rows; r++) {
+            long key = b.firstKey + r;
+            k.setSafe(r, key);
+            d.setSafe(r, (int) (key % COLORS));
+          }
+          root.setRowCount(b.rows);
+          return root;
+        }
+      case ZERO_COLUMNS:
+        {
+          VectorSchemaRoot root = VectorSchemaRoot.create(schema(shape), allocator);
+          root.setRowCount(b.rows);
+          return root;
+        }
+    }
+    throw new AssertionError(shape);
+  }
+
+  private static Dictionary colorDictionary(BufferAllocator allocator) {
+    VarCharVector colors = new VarCharVector("colors", allocator);
+    colors.allocateNew();
+    for (int i = 0; i < COLORS; i++) {
+      colors.setSafe(i, ("color-" + i).getBytes(StandardCharsets.UTF_8));
+    }
+    colors.setValueCount(COLORS);
+    return new Dictionary(
+        colors, new DictionaryEncoding(COLOR_DICTIONARY_ID, false, new ArrowType.Int(32, true)));
+  }
+}

@@ -1,0 +1,93 @@
+package dev.quiver.testing;
+
+import dev.quiver.task.TaskScope;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A {@link TaskScope} a test drives by hand: it can be killed, and {@link #complete()} runs its
+ * completion listeners as Spark does at the end of a task (in registration order, each once).
+ */
+public final class FakeTask implements TaskScope {
+
+  private static final AtomicLong NEXT_ID = new AtomicLong(1);
+
+  /** Thrown by {@link #throwIfKilled()}, standing in for Spark's TaskKilledException. */
+  public static final class KilledException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public KilledException(String reason) {
+      super(reason);
+    }
+  }
+
+  private final long attemptId = NEXT_ID.getAndIncrement();
+  private final List<Runnable> listeners = new ArrayList<>();
+  private volatile String killReason;
+  private boolean completed;
+
+  @Override
+  public long attemptId() {
+    return attemptId;
+  }
+
+  @Override
+  public synchronized void onCompletion(Runnable listener) {
+    if (completed) {
+      listener.run();
+    } else {
+      listeners.add(listener);
+    }
+  }
+
+  @Override
+  public boolean isInterrupted() {
+    return killReason != null;
+  }
+
+  @Override
+  public void throwIfKilled() {
+    String reason = killReason;
+    if (reason != null) {
+      throw new KilledException(reason);
+    }
+  }
+
+  /** Marks the task killed; like Spark, does not interrupt its thread unless asked separately. */
+  public void kill(String reason) {
+    killReason = reason;
+  }
+
+  /** Runs the completion listeners, as at the end of the task. */
+  public void complete() {
+    List<Runnable> toRun;
+    synchronized (this) {
+      if (completed) {
+        return;
+      }
+      completed = true;
+      toRun = new ArrayList<>(listeners);
+      listeners.clear();
+    }
+    RuntimeException failure = null;
+    for (Runnable listener : toRun) {
+      try {
+        listener.run();
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  public synchronized int pendingListeners() {
+    return listeners.size();
+  }
+}

@@ -1,0 +1,26 @@
+package dev.quiver.spark
+
+import java.io.Closeable
+
+import org.apache.spark.TaskContext
+import org.apache.spark.sql.quiver.SparkTaskScope
+
+/**
+ * What differs between the Spark release lines Quiver supports. Everything else is written once
+ * in this module and compiled against each release.
+ */
+trait SparkShim {
+
+  /** The `major.minor` Spark lines this shim serves, e.g. `Seq("4.0", "4.1")`. */
+  def sparkLines: Seq[String]
+
+  /**
+   * Opens a resource so that a task kill cannot interrupt the opening half way and leak it. Spark
+   * 4.0 added `TaskContext.createResourceUninterruptibly` for exactly this; before it, opening is
+   * a plain call.
+   */
+  def openUninterruptibly[T <: Closeable](context: TaskContext)(open: () => T): T
+
+  /** Quiver's view of a running Spark task. */
+  def taskScope(context: TaskContext): SparkTaskScope = new SparkTaskScope(context)
+}

@@ -1,0 +1,51 @@
+package dev.quiver.spark.broadcast
+
+import dev.quiver.broadcast.BroadcastReader
+import org.apache.arrow.vector.{FieldVector, ValueVector, VectorSchemaRoot}
+import org.apache.arrow.vector.dictionary.DictionaryEncoder
+import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
+
+/**
+ * Presents a [[BroadcastReader]] as Spark `ColumnarBatch`es over its views. Each batch is valid
+ * until the next `hasNext`; the reader closes the view behind it then, and at task end.
+ */
+class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
+
+  private var fetched = false
+  private var more = false
+
+  override def hasNext: Boolean = {
+    if (!fetched) {
+      more = reader.next()
+      fetched = true
+    }
+    more
+  }
+
+  override def next(): ColumnarBatch = {
+    if (!hasNext) throw new NoSuchElementException("no more broadcast batches")
+    fetched = false
+    toColumnarBatch(reader.current())
+  }
+
+  private def toColumnarBatch(root: VectorSchemaRoot): ColumnarBatch = {
+    val columns = new Array[ColumnVector](root.getFieldVectors.size())
+    var i = 0
+    while (i < columns.length) {
+      columns(i) = new ArrowColumnVector(plain(root.getVector(i)))
+      i += 1
+    }
+    new ColumnarBatch(columns, root.getRowCount)
+  }
+
+  /** Spark reads plain vectors only: decode a dictionary-encoded one into a vector of values. */
+  private def plain(vector: FieldVector): ValueVector = {
+    val encoding = vector.getField.getDictionary
+    if (encoding == null) vector
+    else {
+      val values = DictionaryEncoder.decode(vector, reader.dictionaries().lookup(encoding.getId))
+      reader.closeWithView(values)
+      values
+    }
+  }
+}

@@ -1,0 +1,31 @@
+package org.apache.spark.sql.quiver
+
+import org.apache.spark.sql.SparkSession
+import org.scalatest.Suite
+
+/**
+ * One local SparkSession for every suite in the test JVM: starting Spark is the slowest part of a
+ * suite, and the suites do not change its static configuration. Eight task slots so that eight
+ * consumer tasks can overlap.
+ */
+trait QuiverSparkSession { self: Suite =>
+
+  protected def spark: SparkSession = QuiverSparkSession.session
+}
+
+object QuiverSparkSession {
+
+  lazy val session: SparkSession = {
+    QuiverConf.entries // registers Quiver's settings before the first `SET -v`
+    SparkSession
+      .builder()
+      .master("local[8]")
+      .appName("quiver-tests")
+      .config("spark.ui.enabled", "false")
+      .config("spark.sql.shuffle.partitions", "4")
+      .config("spark.sql.adaptive.enabled", "false")
+      .config("spark.driver.host", "127.0.0.1")
+      .config("spark.sql.session.timeZone", "UTC")
+      .getOrCreate()
+  }
+}
