@@ -16,6 +16,13 @@ object QuiverRuntime {
     new DecodedBroadcastCache(
       allocator.newChildAllocator("quiver-broadcast-cache", 0, Long.MaxValue),
       BroadcastDecoder.ARROW_IPC,
-      SQLConf.get.getConf(QuiverConf.MaxDecodedBroadcastBytes)
+      executorSetting(
+        QuiverConf.MaxDecodedBroadcastBytes.key,
+        QuiverConf.MaxDecodedBroadcastBytes.defaultValue.get
+      )
     )
+
+  /** An executor-wide setting: from the Spark configuration the executor was started with. */
+  private def executorSetting(key: String, default: Long): Long =
+    Option(SparkEnv.get).map(_.conf.getLong(key, default)).getOrElse(default)
 }
