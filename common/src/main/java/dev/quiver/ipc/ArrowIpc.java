@@ -26,6 +26,7 @@ import org.apache.arrow.memory.OutOfMemoryException;
 import org.apache.arrow.vector.BaseLargeVariableWidthVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.TypeLayout;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
@@ -37,15 +38,17 @@ import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.ipc.ReadChannel;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowMessage;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.ipc.message.MessageChannelReader;
 import org.apache.arrow.vector.ipc.message.MessageResult;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
+import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.arrow.vector.util.TransferPair;
-import org.apache.arrow.vector.util.VectorAppender;
+import org.apache.arrow.vector.util.VectorBatchAppender;
 import org.apache.arrow.vector.validate.ValidateVectorBufferVisitor;
 
 /**
@@ -174,21 +177,15 @@ public final class ArrowIpc {
   }
 
   /**
-   * Checks that every vector of a loaded batch has the batch's row count, buffers large enough for
-   * it, and offsets that stay inside their data, so that reading any value of a decoded batch
-   * cannot go out of bounds. Not {@code ValueVectorUtility.validate}: its type check rejects every
-   * map column (MapVector is checked as a List), and the vectors here were made from the schema
-   * anyway.
+   * Checks that every vector of a loaded batch has buffers large enough for its values and offsets
+   * that stay inside their data, so that reading any value of a decoded batch cannot go out of
+   * bounds. (The column lengths were checked before loading.) Not {@code
+   * ValueVectorUtility.validate}: its type check rejects every map column (MapVector is checked as
+   * a List), and the vectors here were made from the schema anyway.
    */
   private static void checkStructure(VectorSchemaRoot root) {
     ValidateVectorBufferVisitor buffers = new ValidateVectorBufferVisitor();
     for (FieldVector vector : root.getFieldVectors()) {
-      if (vector.getValueCount() != root.getRowCount()) {
-        throw new IllegalArgumentException(
-            String.format(
-                "column %s has %d values in a batch of %d rows",
-                vector.getField().getName(), vector.getValueCount(), root.getRowCount()));
-      }
       // Checks sizes, and that the last offset lies inside the data, but not the offsets between.
       vector.accept(buffers, null);
       checkOffsets(vector);
@@ -305,7 +302,9 @@ public final class ArrowIpc {
         }
         ArrowMessage message = deserialize(result);
         if (message instanceof ArrowRecordBatch) {
-          loadRecordBatch((ArrowRecordBatch) message);
+          ArrowRecordBatch batch = (ArrowRecordBatch) message;
+          checkBeforeLoading(batch);
+          loadRecordBatch(batch);
           checkDictionariesLoaded();
           dictionaryUsed.replaceAll((id, used) -> Boolean.TRUE);
           return true;
@@ -330,6 +329,97 @@ public final class ArrowIpc {
         closeBody(result);
         throw e;
       }
+    }
+
+    /**
+     * Checks what Arrow's loader would otherwise paper over by growing vectors (allocating and
+     * zeroing memory for rows and elements the stream does not hold): each column's length must be
+     * the batch's, and no list's last offset may pass its elements' length. On failure the batch is
+     * closed.
+     */
+    private void checkBeforeLoading(ArrowRecordBatch batch) throws IOException {
+      try {
+        List<ArrowFieldNode> nodes = batch.getNodes();
+        List<FieldVector> columns = getVectorSchemaRoot().getFieldVectors();
+        int node = 0;
+        for (FieldVector vector : columns) {
+          if (node >= nodes.size() || nodes.get(node).getLength() != batch.getLength()) {
+            throw new IOException(
+                String.format(
+                    "column %s has %s values in a batch of %d rows",
+                    vector.getField().getName(),
+                    node < nodes.size() ? nodes.get(node).getLength() : "no",
+                    batch.getLength()));
+          }
+          node += nodeCount(vector);
+        }
+        int[] cursor = new int[2]; // the next field node, the next buffer
+        for (FieldVector vector : columns) {
+          if (!checkListEnds(vector, batch, cursor)) {
+            break;
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        batch.close();
+        throw e;
+      }
+    }
+
+    /**
+     * Checks the last offset of {@code vector} and its descendants if they are lists, advancing
+     * {@code cursor} past their field nodes and buffers. Returns false, and the walk must stop, at
+     * a type whose buffer count the layout does not fix (the view types of newer Arrow).
+     */
+    private static boolean checkListEnds(FieldVector vector, ArrowRecordBatch batch, int[] cursor)
+        throws IOException {
+      ArrowType type = vector.getField().getType();
+      if (type.getTypeID().name().endsWith("View")) {
+        return false;
+      }
+      List<ArrowFieldNode> nodes = batch.getNodes();
+      List<ArrowBuf> buffers = batch.getBuffers();
+      int node = cursor[0]++;
+      int firstBuffer = cursor[1];
+      cursor[1] += TypeLayout.getTypeBufferCount(type);
+      if (node >= nodes.size() || cursor[1] > buffers.size()) {
+        throw new IOException("the batch has fewer field nodes or buffers than its schema needs");
+      }
+      int width = vector instanceof ListVector ? 4 : vector instanceof LargeListVector ? 8 : 0;
+      long length = nodes.get(node).getLength();
+      if (width > 0 && length > 0) {
+        ArrowBuf offsets = buffers.get(firstBuffer + 1);
+        if (offsets.capacity() < (length + 1) * width) {
+          throw new IOException(
+              String.format(
+                  "list column %s: %d offsets do not fit in %d bytes",
+                  vector.getField().getName(), length + 1, offsets.capacity()));
+        }
+        long end = width == 4 ? offsets.getInt(length * 4) : offsets.getLong(length * 8);
+        int elements = cursor[0];
+        if (elements >= nodes.size() || end < 0 || end > nodes.get(elements).getLength()) {
+          throw new IOException(
+              String.format(
+                  "list column %s ends at element %d, past its %s elements",
+                  vector.getField().getName(),
+                  end,
+                  elements < nodes.size() ? nodes.get(elements).getLength() : "missing"));
+        }
+      }
+      for (FieldVector child : vector.getChildrenFromFields()) {
+        if (!checkListEnds(child, batch, cursor)) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    /** How many field nodes a batch holds for {@code vector}: its own and its descendants'. */
+    private static int nodeCount(FieldVector vector) {
+      int count = 1;
+      for (FieldVector child : vector.getChildrenFromFields()) {
+        count += nodeCount(child);
+      }
+      return count;
     }
 
     /** The message's body; Arrow's deserializers release it once they have sliced it. */
@@ -392,7 +482,7 @@ public final class ArrowIpc {
             new VectorSchemaRoot(
                 Collections.singletonList(values.getField()), Collections.singletonList(values), 0);
         new VectorLoader(holder).load(delta.getDictionary());
-        values.accept(new VectorAppender(target), null);
+        VectorBatchAppender.batchAppend(target, values);
       } finally {
         delta.close();
       }

@@ -94,11 +94,12 @@ public final class Coalescer {
                   i, stream.schema(), decoded.get(0).schema()));
         }
       }
+      if (rows == 0) {
+        // Nothing to broadcast: an empty input, or only empty batches, gives no stream.
+        return new Result(new ArrayList<>(), streams.size(), batches, 0, !streams.isEmpty());
+      }
       if (dictionaries || (streams.size() == 1 && batches == 1)) {
         return new Result(new ArrayList<>(streams), streams.size(), batches, rows, false);
-      }
-      if (rows == 0) {
-        return new Result(new ArrayList<>(), streams.size(), batches, 0, !streams.isEmpty());
       }
       byte[] merged = merge(decoded, rows, codec, allocator);
       List<byte[]> out = new ArrayList<>(1);

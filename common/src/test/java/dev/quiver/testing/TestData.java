@@ -121,7 +121,7 @@ public final class TestData {
       ((DateDayVector) root.getVector("date")).setSafe(r, (int) Math.floorMod(v, 40_000L));
       ((TimeStampMicroTZVector) root.getVector("ts")).setSafe(r, v >> 12);
       ((TimeStampMicroVector) root.getVector("ts_ntz")).setSafe(r, v >> 13);
-      String s = "row-" + r + "-" + Long.toHexString(v).substring(0, 1 + (r % 15));
+      String s = "row-" + r + "-" + String.format("%016x", v).substring(0, 1 + (r % 15));
       ((VarCharVector) root.getVector("s")).setSafe(r, s.getBytes(StandardCharsets.UTF_8));
       byte[] bin = new byte[r % 9];
       random.nextBytes(bin);

@@ -1,0 +1,163 @@
+package dev.quiver.shuffle;
+
+import dev.quiver.task.TaskScope;
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The direct-read path: walks a stream of shuffle blocks and hands each block's header and its
+ * still-compressed body to an engine that decodes natively.
+ *
+ * <p>The body is in a direct {@link ByteBuffer} that is reused for every block and replaced by a
+ * larger one only when a block does not fit. It is valid until the next call to {@link #next()} or
+ * {@link #close()}; copy what must outlive that.
+ *
+ * <pre>{@code
+ * try (RawBlockIterator blocks = new RawBlockIterator(in, task)) {
+ *   while (blocks.next()) {
+ *     engine.decode(blocks.codec(), blocks.fieldCount(), blocks.body());
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>Not thread-safe, except that {@link #close()} may be called from another thread to stop a read
+ * that is stalled (it closes the stream).
+ */
+public final class RawBlockIterator implements Closeable {
+
+  private final BlockStream blocks;
+  private final TaskScope task;
+  private final BodyBuffer buffer = new BodyBuffer(true);
+
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private boolean ended;
+  private boolean failed;
+  private ByteBuffer body;
+
+  /** Reads {@code in} with no task and the default maximum block length. */
+  public RawBlockIterator(InputStream in) {
+    this(in, null, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH, null);
+  }
+
+  /** Reads {@code in} for {@code task}, with the default maximum block length. */
+  public RawBlockIterator(InputStream in, TaskScope task) {
+    this(in, task, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH, null);
+  }
+
+  /**
+   * @param in the blocks; this iterator closes it
+   * @param task if not null: a killed task stops at the next block, and the task's completion
+   *     closes this iterator
+   * @param maxBlockLength the largest block length accepted, at most {@link
+   *     ShuffleBlockFormat#DEFAULT_MAX_BLOCK_LENGTH}; a longer one is corruption
+   * @param source what {@code in} is, for error messages; may be null
+   */
+  public RawBlockIterator(InputStream in, TaskScope task, long maxBlockLength, String source) {
+    this.blocks = new BlockStream(in, maxBlockLength, source);
+    this.task = task;
+    if (task != null) {
+      task.onCompletion(this::closeUnchecked);
+    }
+  }
+
+  /**
+   * Reads the next block.
+   *
+   * @return false when the stream ends at a block boundary
+   * @throws EOFException if the stream ends anywhere else
+   * @throws ShuffleCorruptionException if the header cannot be valid (nothing is allocated for it)
+   */
+  public boolean next() throws IOException {
+    if (closed.get()) {
+      throw new IOException("Cannot read " + blocks.describeStream() + ": the iterator is closed");
+    }
+    if (failed) {
+      throw new IllegalStateException("an earlier read failed; the stream position is unknown");
+    }
+    body = null;
+    if (ended) {
+      return false;
+    }
+    if (task != null) {
+      // Before any byte of the block is read: the stream position stays at a block boundary.
+      task.throwIfKilled();
+    }
+    boolean ok = false;
+    try {
+      if (!blocks.nextHeader()) {
+        ended = true;
+      } else {
+        body = blocks.readBody(buffer);
+      }
+      ok = true;
+      return !ended;
+    } finally {
+      failed = !ok;
+    }
+  }
+
+  /** The current block's compressed body: direct, from position 0 to its end; reused by next(). */
+  public ByteBuffer body() {
+    requireCurrent();
+    return body;
+  }
+
+  public BlockCodec codec() {
+    requireCurrent();
+    return blocks.codec();
+  }
+
+  /** The number of top-level fields the header declares. */
+  public int fieldCount() {
+    requireCurrent();
+    return blocks.fieldCount();
+  }
+
+  /** The body's length in bytes (the block's length less the field count and tag). */
+  public int bodyLength() {
+    requireCurrent();
+    return blocks.bodyLength();
+  }
+
+  /** The current block's position in the stream: 0 for the first. */
+  public long blockIndex() {
+    requireCurrent();
+    return blocks.blockIndex();
+  }
+
+  /** The stream offset of the current block's first byte. */
+  public long blockOffset() {
+    requireCurrent();
+    return blocks.blockOffset();
+  }
+
+  private void requireCurrent() {
+    if (body == null) {
+      throw new IllegalStateException("no current block: call next() and check it returned true");
+    }
+  }
+
+  /** Closes the stream and drops the body buffer. Idempotent. */
+  @Override
+  public void close() throws IOException {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    body = null;
+    buffer.release();
+    blocks.in().close();
+  }
+
+  private void closeUnchecked() {
+    try {
+      close();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,94 @@
+package dev.quiver.io;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.ReadableByteChannel;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The reason the readers exist: they read in pieces larger than the JDK channel's 8 KiB, capped at
+ * 64 KiB, and never ask the stream for {@code available()}, which the JDK channel does.
+ */
+class ReadPieceSizeTest {
+
+  private static final int SIZE = 1024 * 1024;
+  private static final int JDK_CHANNEL_PIECE = 8 * 1024;
+  private final byte[] data = Bytes.random(SIZE, 42);
+
+  @Test
+  void chunkedInputChannelReadsLargePiecesWithoutAvailable() throws IOException {
+    CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
+    ByteBuffer dst = ByteBuffer.allocate(SIZE);
+    try (ReadableByteChannel channel = new ChunkedInputChannel(counting)) {
+      drain(channel, dst);
+    }
+    assertArrayEquals(data, dst.array());
+    assertPiecesAreLargeAndNoAvailableCalls(counting);
+  }
+
+  @Test
+  void chunkedInputChannelIntoDirectBufferReadsLargePiecesWithoutAvailable() throws IOException {
+    CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
+    ByteBuffer dst = ByteBuffer.allocateDirect(SIZE);
+    try (ReadableByteChannel channel = new ChunkedInputChannel(counting)) {
+      drain(channel, dst);
+    }
+    assertEquals(ByteBuffer.wrap(data), dst.flip());
+    assertPiecesAreLargeAndNoAvailableCalls(counting);
+  }
+
+  @Test
+  void readFullyIntoBuffersReadsLargePiecesWithoutAvailable() throws IOException {
+    for (ByteBuffer dst :
+        new ByteBuffer[] {ByteBuffer.allocate(SIZE), ByteBuffer.allocateDirect(SIZE)}) {
+      CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
+      assertEquals(SIZE, ChunkedReads.readFully(counting, dst));
+      assertEquals(ByteBuffer.wrap(data), dst.flip());
+      assertPiecesAreLargeAndNoAvailableCalls(counting);
+    }
+  }
+
+  @Test
+  void readFullyIntoArrayReadsLargePiecesWithoutAvailable() throws IOException {
+    CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
+    byte[] dst = new byte[SIZE];
+    assertEquals(SIZE, ChunkedReads.readFully(counting, dst, 0, SIZE));
+    assertArrayEquals(data, dst);
+    assertPiecesAreLargeAndNoAvailableCalls(counting);
+  }
+
+  /** Proves the counter works: the JDK's channel asks for available() and reads 8 KiB at most. */
+  @Test
+  void jdkChannelCallsAvailableAndReadsSmallPieces() throws IOException {
+    CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
+    ByteBuffer dst = ByteBuffer.allocate(SIZE);
+    try (ReadableByteChannel channel = Channels.newChannel(counting)) {
+      drain(channel, dst);
+    }
+    assertArrayEquals(data, dst.array());
+    assertTrue(counting.availableCalls() > 0, "JDK channel should call available()");
+    assertTrue(counting.largestRead() <= JDK_CHANNEL_PIECE, "largest " + counting.largestRead());
+  }
+
+  private static void drain(ReadableByteChannel channel, ByteBuffer dst) throws IOException {
+    while (dst.hasRemaining() && channel.read(dst) >= 0) {
+      // keep reading
+    }
+    assertEquals(-1, channel.read(ByteBuffer.allocate(1)), "stream should be at its end");
+  }
+
+  private static void assertPiecesAreLargeAndNoAvailableCalls(CountingInputStream counting) {
+    assertEquals(0, counting.availableCalls(), "available() calls");
+    assertTrue(
+        counting.largestRead() > JDK_CHANNEL_PIECE, "largest read " + counting.largestRead());
+    assertTrue(
+        counting.largestRead() <= ChunkedReads.PIECE_SIZE,
+        "largest read " + counting.largestRead());
+  }
+}

@@ -1,0 +1,89 @@
+package dev.quiver.ipc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/** Encoding, reading back and comparing Arrow data in the IPC tests. */
+final class IpcTestSupport {
+
+  private IpcTestSupport() {}
+
+  /** Asserts that everything allocated from {@code allocator} was released, then closes it. */
+  static void assertReleasedAndClose(BufferAllocator allocator) {
+    assertEquals(0, allocator.getAllocatedMemory(), () -> "leaked: " + allocator.toVerboseString());
+    allocator.close();
+  }
+
+  /** Encodes {@code roots} (one schema) as one stream, one record batch per root. */
+  static byte[] encodeBatches(
+      Schema schema,
+      List<VectorSchemaRoot> roots,
+      DictionaryProvider dictionaries,
+      StreamCodec codec,
+      BufferAllocator allocator)
+      throws IOException {
+    List<ArrowRecordBatch> batches = new ArrayList<>();
+    try {
+      for (VectorSchemaRoot root : roots) {
+        batches.add(new VectorUnloader(root).getRecordBatch());
+      }
+      return ArrowIpc.encode(schema, batches, dictionaries, codec, allocator);
+    } finally {
+      for (ArrowRecordBatch batch : batches) {
+        batch.close();
+      }
+    }
+  }
+
+  /** One string per row, each cell rendered so that equal values give equal strings. */
+  static List<String> rows(VectorSchemaRoot root) {
+    List<String> rows = new ArrayList<>(root.getRowCount());
+    for (int r = 0; r < root.getRowCount(); r++) {
+      StringBuilder row = new StringBuilder();
+      for (FieldVector vector : root.getFieldVectors()) {
+        row.append(cell(vector.getObject(r))).append(" | ");
+      }
+      rows.add(row.toString());
+    }
+    return rows;
+  }
+
+  private static String cell(Object value) {
+    // VarBinary gives byte[], whose toString is its identity.
+    return value instanceof byte[] ? Arrays.toString((byte[]) value) : String.valueOf(value);
+  }
+
+  /** The rows of each record batch of {@code stream}, loaded into a root of its schema. */
+  static List<List<String>> batchRows(DecodedStream stream, BufferAllocator allocator) {
+    List<List<String>> out = new ArrayList<>();
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(stream.schema(), allocator)) {
+      VectorLoader loader = new VectorLoader(root);
+      for (ArrowRecordBatch batch : stream.batches()) {
+        loader.load(batch);
+        out.add(rows(root));
+      }
+    }
+    return out;
+  }
+
+  /** All rows of {@code stream}, batch after batch. */
+  static List<String> allRows(DecodedStream stream, BufferAllocator allocator) {
+    List<String> out = new ArrayList<>();
+    for (List<String> batch : batchRows(stream, allocator)) {
+      out.addAll(batch);
+    }
+    return out;
+  }
+}

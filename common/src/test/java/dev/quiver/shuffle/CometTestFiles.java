@@ -1,0 +1,98 @@
+package dev.quiver.shuffle;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+/**
+ * The shuffle files Comet 1.2.0 wrote ({@code shared/testdata/comet-1.2.0}), found beside the
+ * repository: {@code shared/} is a sibling of the repository root, wherever it is cloned.
+ */
+final class CometTestFiles {
+
+  static final String[] MAPS = {"shuffle_3_38_0", "shuffle_3_39_0"};
+  static final int PARTITIONS = 16;
+
+  private CometTestFiles() {}
+
+  /** The test data folder, or null if it is not there. */
+  static Path root() {
+    Path repo = repoRoot();
+    if (repo == null || repo.getParent() == null) {
+      return null;
+    }
+    Path root = repo.getParent().resolve("shared/testdata/comet-1.2.0");
+    return Files.isDirectory(root) ? root : null;
+  }
+
+  /** One map output: its data file and the start offsets of its partitions (plus the end). */
+  static final class MapOutput {
+    final String name;
+    final byte[] data;
+    final long[] offsets;
+
+    MapOutput(String name, byte[] data, long[] offsets) {
+      this.name = name;
+      this.data = data;
+      this.offsets = offsets;
+    }
+
+    /** The bytes of one reduce partition: a stream of zero or more blocks. */
+    byte[] partition(int p) {
+      byte[] bytes = new byte[(int) (offsets[p + 1] - offsets[p])];
+      System.arraycopy(data, (int) offsets[p], bytes, 0, bytes.length);
+      return bytes;
+    }
+  }
+
+  static MapOutput read(Path codecDir, String map) throws IOException {
+    byte[] data = Files.readAllBytes(codecDir.resolve(map + ".data"));
+    long[] offsets = new long[PARTITIONS + 1];
+    // Spark's index file: big-endian longs, the partitions' start offsets then the file's end.
+    try (InputStream in = Files.newInputStream(codecDir.resolve(map + ".index"));
+        DataInputStream index = new DataInputStream(in)) {
+      for (int i = 0; i < offsets.length; i++) {
+        offsets[i] = index.readLong();
+      }
+      if (index.read() != -1) {
+        throw new IOException(map + ".index holds more than " + offsets.length + " longs");
+      }
+    }
+    if (offsets[0] != 0 || offsets[PARTITIONS] != data.length) {
+      throw new IOException(map + ".index does not span " + map + ".data");
+    }
+    return new MapOutput(map, data, offsets);
+  }
+
+  /**
+   * Walks up from the working directory to the directory holding {@code .git} or the parent pom.
+   */
+  private static Path repoRoot() {
+    Path dir = Paths.get("").toAbsolutePath();
+    while (dir != null) {
+      if (Files.exists(dir.resolve(".git")) || isParentPom(dir.resolve("pom.xml"))) {
+        return dir;
+      }
+      dir = dir.getParent();
+    }
+    return null;
+  }
+
+  /** Whether {@code pom} is quiver-parent itself, not a module naming it as its parent. */
+  private static boolean isParentPom(Path pom) {
+    if (!Files.isRegularFile(pom)) {
+      return false;
+    }
+    try {
+      String text = new String(Files.readAllBytes(pom), StandardCharsets.UTF_8);
+      String own = text.replaceAll("(?s)<parent>.*?</parent>", "");
+      return own.contains("<artifactId>quiver-parent</artifactId>");
+    } catch (IOException e) {
+      return false;
+    }
+  }
+}

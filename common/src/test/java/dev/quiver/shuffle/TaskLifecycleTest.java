@@ -1,0 +1,205 @@
+package dev.quiver.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.quiver.io.CountingInputStream;
+import dev.quiver.testing.FakeTask;
+import dev.quiver.testing.TestData;
+import java.io.ByteArrayInputStream;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The readers within a task: a killed task finishes the read in progress and stops at the next
+ * block; the task's completion closes the stream and the current batch, even mid-read.
+ */
+class TaskLifecycleTest {
+
+  /** Three blocks of 10, 20 and 30 rows. */
+  private static byte[] threeBlocks() throws IOException {
+    try (BufferAllocator allocator = new RootAllocator();
+        VectorSchemaRoot a = TestData.buildSide(allocator, 0, 10);
+        VectorSchemaRoot b = TestData.buildSide(allocator, 10, 20);
+        VectorSchemaRoot c = TestData.buildSide(allocator, 30, 30)) {
+      return Blocks.write(BlockCodec.LZ4, a, b, c);
+    }
+  }
+
+  @Test
+  void killedTaskStopsTheDecoderAtTheNextBlock() throws IOException {
+    FakeTask task = new FakeTask();
+    CountingInputStream in = new CountingInputStream(new ByteArrayInputStream(threeBlocks()));
+    try (BufferAllocator allocator = new RootAllocator()) {
+      ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task);
+      assertEquals(1, task.pendingListeners(), "registers to be closed at completion");
+      assertTrue(decoder.next());
+      int readsBefore = in.reads();
+      task.kill("speculative copy won");
+      FakeTask.KilledException e = assertThrows(FakeTask.KilledException.class, decoder::next);
+      assertEquals("speculative copy won", e.getMessage());
+      assertEquals(readsBefore, in.reads(), "nothing more is read once killed");
+      assertThrows(FakeTask.KilledException.class, decoder::next, "and it stays killed");
+      assertFalse(in.isClosed(), "the stream stays open until the task completes");
+
+      task.complete();
+      assertTrue(in.isClosed());
+      assertEquals(0, allocator.getAllocatedMemory());
+    }
+  }
+
+  @Test
+  void killedTaskStopsTheRawIteratorAtTheNextBlock() throws IOException {
+    FakeTask task = new FakeTask();
+    CountingInputStream in = new CountingInputStream(new ByteArrayInputStream(threeBlocks()));
+    RawBlockIterator raw = new RawBlockIterator(in, task);
+    assertTrue(raw.next());
+    task.kill("stage cancelled");
+    assertThrows(FakeTask.KilledException.class, raw::next);
+    task.complete();
+    assertTrue(in.isClosed());
+    assertThrows(IOException.class, raw::next, "a closed iterator reads no more");
+  }
+
+  @Test
+  void killDuringAReadLetsThatReadFinish() throws IOException {
+    FakeTask task = new FakeTask();
+    byte[] stream = threeBlocks();
+    int secondBlock = Blocks.boundaries(stream).get(1);
+    // The kill arrives while the second block's body is being read.
+    InputStream in =
+        new KillingInputStream(new ByteArrayInputStream(stream), task, secondBlock + 30);
+    try (BufferAllocator allocator = new RootAllocator()) {
+      try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task)) {
+        assertTrue(decoder.next());
+        assertTrue(decoder.next(), "the block being read when the kill came is finished");
+        assertEquals(20, decoder.root().getRowCount());
+        assertTrue(task.isInterrupted());
+        assertThrows(FakeTask.KilledException.class, decoder::next);
+      }
+      task.complete();
+      assertEquals(0, allocator.getAllocatedMemory());
+    }
+  }
+
+  @Test
+  void completionClosesTheStreamAndTheCurrentBatch() throws IOException {
+    FakeTask task = new FakeTask();
+    CountingInputStream in = new CountingInputStream(new ByteArrayInputStream(threeBlocks()));
+    try (BufferAllocator allocator = new RootAllocator()) {
+      ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task);
+      assertTrue(decoder.next());
+      assertTrue(allocator.getAllocatedMemory() > 0);
+
+      task.complete();
+      assertTrue(in.isClosed());
+      assertEquals(0, allocator.getAllocatedMemory(), "the current batch is closed");
+      assertThrows(IllegalStateException.class, decoder::root);
+      IOException e = assertThrows(IOException.class, decoder::next);
+      assertTrue(e.getMessage().contains("closed"), e.getMessage());
+      decoder.close(); // closing again is harmless
+    }
+  }
+
+  /** Completion from another thread unblocks a read stalled on a remote stream. */
+  @Test
+  void completionUnblocksAStalledRead() throws Exception {
+    FakeTask task = new FakeTask();
+    byte[] stream = threeBlocks();
+    int stallAt = Blocks.boundaries(stream).get(1) + 10;
+    StallingInputStream in = new StallingInputStream(new ByteArrayInputStream(stream), stallAt);
+    ExecutorService reader = Executors.newSingleThreadExecutor();
+    try (BufferAllocator allocator = new RootAllocator()) {
+      ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task);
+      Future<Boolean> first = reader.submit(decoder::next);
+      assertTrue(first.get(10, TimeUnit.SECONDS));
+      Future<Boolean> second = reader.submit(decoder::next);
+      assertTrue(in.stalled.await(10, TimeUnit.SECONDS), "the second read should stall");
+
+      task.complete(); // as Spark does when it kills the task and the attempt ends
+      ExecutionException e =
+          assertThrows(ExecutionException.class, () -> second.get(10, TimeUnit.SECONDS));
+      assertInstanceOf(IOException.class, e.getCause());
+      assertEquals(0, allocator.getAllocatedMemory());
+    } finally {
+      reader.shutdownNow();
+    }
+  }
+
+  /** Kills a task once {@code killAt} bytes have been read. */
+  private static final class KillingInputStream extends FilterInputStream {
+    private final FakeTask task;
+    private final long killAt;
+    private long position;
+
+    KillingInputStream(InputStream in, FakeTask task, long killAt) {
+      super(in);
+      this.task = task;
+      this.killAt = killAt;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      // Short reads, so that the kill lands inside a block rather than after a whole-stream read.
+      int n = super.read(b, off, Math.min(len, 16));
+      if (n > 0) {
+        position += n;
+        if (position >= killAt) {
+          task.kill("killed mid-read");
+        }
+      }
+      return n;
+    }
+  }
+
+  /** Serves {@code stallAt} bytes, then blocks until closed, like a stuck remote fetch. */
+  private static final class StallingInputStream extends FilterInputStream {
+    final CountDownLatch stalled = new CountDownLatch(1);
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private final long stallAt;
+    private long position;
+
+    StallingInputStream(InputStream in, long stallAt) {
+      super(in);
+      this.stallAt = stallAt;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      if (position >= stallAt) {
+        stalled.countDown();
+        try {
+          closed.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        throw new IOException("stream closed while reading");
+      }
+      int n = super.read(b, off, (int) Math.min(len, stallAt - position));
+      if (n > 0) {
+        position += n;
+      }
+      return n;
+    }
+
+    @Override
+    public void close() throws IOException {
+      closed.countDown();
+      super.close();
+    }
+  }
+}
