@@ -26,6 +26,8 @@ public final class BroadcastReader implements AutoCloseable {
   private int batchIndex = -1;
   private VectorSchemaRoot view;
   private final List<AutoCloseable> viewResources = new ArrayList<>();
+  // Views the consumer kept past next(), with what was tied to them; closed with the reader.
+  private final List<AutoCloseable> keptViews = new ArrayList<>();
   private boolean closed;
 
   BroadcastReader(DecodedBroadcast broadcast, BufferAllocator viewAllocator) {
@@ -91,11 +93,32 @@ public final class BroadcastReader implements AutoCloseable {
     viewResources.add(resource);
   }
 
-  /** Closes the current view. Idempotent; the task's hold on the broadcast ends with the task. */
+  /**
+   * Keeps the current view, and what was tied to it, open past {@link #next()}: it is closed when
+   * the reader is (at task end). For consumers that need several batches at once, such as the build
+   * side of a hash table.
+   */
+  public void keepCurrent() {
+    current();
+    keptViews.addAll(viewResources);
+    keptViews.add(view);
+    viewResources.clear();
+    view = null;
+  }
+
+  /**
+   * Closes the current view and every kept one. Idempotent; the task's hold on the broadcast ends
+   * with the task.
+   */
   @Override
   public void close() {
     closed = true;
-    closeView();
+    try {
+      closeView();
+    } finally {
+      Closeables.closeAll(keptViews);
+      keptViews.clear();
+    }
   }
 
   private void closeView() {

@@ -54,20 +54,6 @@ final class CacheTestSupport {
         }
       };
 
-  /**
-   * A new {@code RootAllocator}, made by name: naming the class in a source file makes javac read
-   * its superclass's checker-framework annotations, whose classes the build leaves off the
-   * classpath, and warn (an error under -Werror). The same device as the ipc tests'.
-   */
-  static BufferAllocator newRootAllocator() {
-    try {
-      return (BufferAllocator)
-          Class.forName("org.apache.arrow.memory.RootAllocator").getConstructor().newInstance();
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException("cannot make a RootAllocator", e);
-    }
-  }
-
   /** Bytes one decode of {@code source} allocates (decoded privately, measured, freed). */
   static long bytesOfOneDecode(BroadcastSource source, BufferAllocator root) throws Exception {
     try (BufferAllocator measure = root.newChildAllocator("measure", 0, Long.MAX_VALUE)) {

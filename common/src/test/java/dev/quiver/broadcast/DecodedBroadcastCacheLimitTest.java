@@ -2,7 +2,6 @@ package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
-import static dev.quiver.broadcast.CacheTestSupport.newRootAllocator;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,6 +13,7 @@ import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.Test;
 
 /** The per-entry limit ({@code maxEntryBytes}) bounds a decode, not the tasks reading it. */
@@ -23,7 +23,7 @@ class DecodedBroadcastCacheLimitTest {
 
   @Test
   void decodeOverTheLimitFailsAndLeavesNothing() throws Exception {
-    BufferAllocator allocator = newRootAllocator();
+    BufferAllocator allocator = new RootAllocator();
     TestBroadcast broadcast =
         TestBroadcast.encode(61, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {5000});
     long oneDecode = bytesOfOneDecode(broadcast, allocator);
@@ -43,7 +43,7 @@ class DecodedBroadcastCacheLimitTest {
    */
   @Test
   void broadcastThatFitsTheLimitIsReadableByManySharingTasks() throws Exception {
-    BufferAllocator allocator = newRootAllocator();
+    BufferAllocator allocator = new RootAllocator();
     TestBroadcast broadcast =
         TestBroadcast.encode(
             62, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {1000, 1000});

@@ -3,7 +3,6 @@ package dev.quiver.broadcast;
 import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
 import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
-import static dev.quiver.broadcast.CacheTestSupport.newRootAllocator;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -21,6 +20,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -53,7 +53,7 @@ class DecodedBroadcastCacheStressTest {
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {20240611L, 7L})
   void randomTasksReadCorrectDataLeaveNothingBehindAndCountersAddUp(long seed) throws Exception {
-    BufferAllocator allocator = newRootAllocator();
+    BufferAllocator allocator = new RootAllocator();
     ScriptedDecoder decoder = new ScriptedDecoder().randomly(seed, 0.15, 0.02, 150, 2);
     DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
     List<TestBroadcast> broadcasts =

@@ -3,7 +3,11 @@ package dev.quiver.spark
 import java.io.Closeable
 
 import org.apache.spark.TaskContext
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.quiver.SparkTaskScope
+import org.apache.spark.sql.types.StructType
 
 /**
  * What differs between the Spark release lines Quiver supports. Everything else is written once
@@ -20,6 +24,12 @@ trait SparkShim {
    * a plain call.
    */
   def openUninterruptibly[T <: Closeable](context: TaskContext)(open: () => T): T
+
+  /**
+   * A `DataFrame` over rows Quiver computed (a join's output). Spark 4.0 moved the method that
+   * does this to the classic session implementation.
+   */
+  def createDataFrame(spark: SparkSession, rows: RDD[InternalRow], schema: StructType): DataFrame
 
   /** Quiver's view of a running Spark task. */
   def taskScope(context: TaskContext): SparkTaskScope = new SparkTaskScope(context)

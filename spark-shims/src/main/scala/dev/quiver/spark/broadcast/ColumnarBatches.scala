@@ -28,6 +28,19 @@ class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
     toColumnarBatch(reader.current())
   }
 
+  /**
+   * Every remaining batch at once, kept open until the task ends: for consumers that need the
+   * whole broadcast together, such as the build side of a hash table.
+   */
+  def keepAll(): IndexedSeq[ColumnarBatch] = {
+    val all = IndexedSeq.newBuilder[ColumnarBatch]
+    while (hasNext) {
+      all += next()
+      reader.keepCurrent()
+    }
+    all.result()
+  }
+
   private def toColumnarBatch(root: VectorSchemaRoot): ColumnarBatch = {
     val columns = new Array[ColumnVector](root.getFieldVectors.size())
     var i = 0

@@ -4,11 +4,25 @@ import java.io.Closeable
 
 import dev.quiver.spark.SparkShim
 import org.apache.spark.TaskContext
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.types.StructType
 
-/** Spark 3.4 and 3.5: no uninterruptible resource creation, so opening is a plain call. */
+/**
+ * Spark 3.4 and 3.5: no uninterruptible resource creation, so opening is a plain call. In a
+ * package under `org.apache.spark` because `internalCreateDataFrame` is Spark-private.
+ */
 class Spark3Shim extends SparkShim {
 
   override val sparkLines: Seq[String] = Seq("3.4", "3.5")
 
   override def openUninterruptibly[T <: Closeable](context: TaskContext)(open: () => T): T = open()
+
+  override def createDataFrame(
+      spark: SparkSession,
+      rows: RDD[InternalRow],
+      schema: StructType
+  ): DataFrame =
+    spark.internalCreateDataFrame(rows, schema)
 }

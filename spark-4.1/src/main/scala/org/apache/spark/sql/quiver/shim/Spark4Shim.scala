@@ -4,10 +4,14 @@ import java.io.Closeable
 
 import dev.quiver.spark.SparkShim
 import org.apache.spark.TaskContext
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.{classic, DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.types.StructType
 
 /**
  * Spark 4.0 and 4.1. In a package under `org.apache.spark` because
- * `TaskContext.createResourceUninterruptibly` is Spark-private.
+ * `TaskContext.createResourceUninterruptibly` and `internalCreateDataFrame` are Spark-private.
  */
 class Spark4Shim extends SparkShim {
 
@@ -15,4 +19,11 @@ class Spark4Shim extends SparkShim {
 
   override def openUninterruptibly[T <: Closeable](context: TaskContext)(open: () => T): T =
     if (context == null) open() else context.createResourceUninterruptibly(open())
+
+  override def createDataFrame(
+      spark: SparkSession,
+      rows: RDD[InternalRow],
+      schema: StructType
+  ): DataFrame =
+    spark.asInstanceOf[classic.SparkSession].internalCreateDataFrame(rows, schema)
 }
