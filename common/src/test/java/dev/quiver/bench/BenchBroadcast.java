@@ -1,0 +1,140 @@
+package dev.quiver.bench;
+
+import dev.quiver.broadcast.BroadcastSource;
+import dev.quiver.ipc.ArrowIpc;
+import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.TestData;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * Broadcast-shaped Arrow IPC streams for the benchmarks, encoded in memory with {@link
+ * ArrowIpc#encode}, and an in-memory {@link BroadcastSource} over one of them.
+ */
+final class BenchBroadcast implements BroadcastSource {
+
+  /** What the rows hold. */
+  enum Shape {
+    /** {@code k} long, {@code i} int, {@code d} double, {@code s} string. */
+    MIXED,
+    /** {@link TestData#buildSide}: {@code k} long, {@code v} long, {@code s} string. */
+    BUILD_SIDE
+  }
+
+  private final long id;
+  private final byte[] stream;
+  private final StreamCodec codec;
+
+  BenchBroadcast(long id, byte[] stream, StreamCodec codec) {
+    this.id = id;
+    this.stream = stream;
+    this.codec = codec;
+  }
+
+  byte[] bytes() {
+    return stream;
+  }
+
+  @Override
+  public long broadcastId() {
+    return id;
+  }
+
+  @Override
+  public int streamCount() {
+    return 1;
+  }
+
+  @Override
+  public InputStream openStream(int index) {
+    if (index != 0) {
+      throw new IndexOutOfBoundsException("stream " + index);
+    }
+    return new ByteArrayInputStream(stream);
+  }
+
+  @Override
+  public StreamCodec codec() {
+    return codec;
+  }
+
+  /**
+   * One IPC stream of {@code rows} rows in batches of {@code batchRows}, compressed with {@code
+   * codec}.
+   */
+  static byte[] encode(
+      Shape shape, int rows, int batchRows, StreamCodec codec, BufferAllocator allocator)
+      throws IOException {
+    Schema schema = shape == Shape.MIXED ? mixedSchema() : TestData.buildSideSchema();
+    List<ArrowRecordBatch> batches = new ArrayList<>();
+    try {
+      for (int first = 0; first < rows; first += batchRows) {
+        int n = Math.min(batchRows, rows - first);
+        try (VectorSchemaRoot root =
+            shape == Shape.MIXED
+                ? mixed(allocator, first, n)
+                : TestData.buildSide(allocator, first, n)) {
+          batches.add(new VectorUnloader(root).getRecordBatch());
+        }
+      }
+      return ArrowIpc.encode(
+          schema, batches, new DictionaryProvider.MapDictionaryProvider(), codec, allocator);
+    } finally {
+      for (ArrowRecordBatch batch : batches) {
+        batch.close();
+      }
+    }
+  }
+
+  static Schema mixedSchema() {
+    return new Schema(
+        Arrays.asList(
+            nullable("k", new ArrowType.Int(64, true)),
+            nullable("i", new ArrowType.Int(32, true)),
+            nullable("d", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+            nullable("s", ArrowType.Utf8.INSTANCE)));
+  }
+
+  private static Field nullable(String name, ArrowType type) {
+    return new Field(name, FieldType.nullable(type), null);
+  }
+
+  /** Rows {@code [first, first + n)} of the mixed shape; strings of 8 to 19 bytes. */
+  private static VectorSchemaRoot mixed(BufferAllocator allocator, long first, int n) {
+    VectorSchemaRoot root = VectorSchemaRoot.create(mixedSchema(), allocator);
+    BigIntVector k = (BigIntVector) root.getVector("k");
+    IntVector i = (IntVector) root.getVector("i");
+    Float8Vector d = (Float8Vector) root.getVector("d");
+    VarCharVector s = (VarCharVector) root.getVector("s");
+    root.allocateNew();
+    for (int r = 0; r < n; r++) {
+      long key = first + r;
+      k.setSafe(r, key);
+      i.setSafe(r, (int) (key * 2_654_435_761L));
+      d.setSafe(r, key * 0.25);
+      s.setSafe(
+          r, ("name-" + key + "-" + Long.toHexString(key * 31)).getBytes(StandardCharsets.UTF_8));
+    }
+    root.setRowCount(n);
+    return root;
+  }
+}

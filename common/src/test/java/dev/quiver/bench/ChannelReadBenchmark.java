@@ -1,0 +1,283 @@
+package dev.quiver.bench;
+
+import dev.quiver.io.ChunkedInputChannel;
+import dev.quiver.io.ChunkedReads;
+import java.io.BufferedInputStream;
+import java.io.File;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.file.Files;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * Reads a 64 MiB local file wrapped the way Spark wraps a shuffle stream (a {@link
+ * BufferedInputStream} over a {@link FilterInputStream} over a {@link FileInputStream}, so not a
+ * plain {@code FileInputStream} and {@code Channels.newChannel} cannot hand out a {@code
+ * FileChannel}) through Quiver's readers and through the JDK's.
+ *
+ * <p>One operation is one MiB, so the {@code ops/s} column is MiB/s. The auxiliary counters give,
+ * per pass over the file, the {@code available()} and {@code read} calls the reader made on the
+ * outermost stream ({@code availableCalls}, {@code readCalls}) and those that reached the {@code
+ * FileInputStream} ({@code fileAvailableCalls}, {@code fileReadCalls}; each {@code available()}
+ * there is an {@code fstat} and an {@code lseek}).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@OperationsPerInvocation(ChannelReadBenchmark.FILE_MIB)
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"-Xmx1g", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 5, time = 2)
+public class ChannelReadBenchmark {
+
+  static final int FILE_MIB = 64;
+  private static final int MIB = 1024 * 1024;
+
+  /** Spark's {@code spark.shuffle.file.buffer}-sized buffering of a local shuffle stream. */
+  private static final int STREAM_BUFFER = 32 * 1024;
+
+  private File file;
+  private ByteBuffer direct;
+  private ByteBuffer heap;
+
+  /**
+   * Stream calls of the last pass over the file. JMH sums {@code EVENTS} counters over the
+   * measurement iterations, so each is stored divided by their count: the reported sum is the
+   * per-pass figure.
+   */
+  @AuxCounters(AuxCounters.Type.EVENTS)
+  @State(Scope.Thread)
+  public static class Calls {
+    public double availableCalls;
+    public double readCalls;
+    public double fileAvailableCalls;
+    public double fileReadCalls;
+
+    private double scale;
+
+    @Setup(Level.Trial)
+    public void scale(BenchmarkParams params) {
+      scale = 1.0 / params.getMeasurement().getCount();
+    }
+
+    void record(Opened in) {
+      availableCalls = in.outer.availableCalls * scale;
+      readCalls = in.outer.readCalls * scale;
+      fileAvailableCalls = in.file.availableCalls * scale;
+      fileReadCalls = in.file.readCalls * scale;
+    }
+  }
+
+  /** An opened stream chain, with a counter at each end. */
+  static final class Opened {
+    final CountingStream outer;
+    final CountingStream file;
+
+    Opened(CountingStream outer, CountingStream file) {
+      this.outer = outer;
+      this.file = file;
+    }
+  }
+
+  /** Counts {@code available()} and {@code read} calls on the stream it wraps. */
+  static final class CountingStream extends FilterInputStream {
+    long availableCalls;
+    long readCalls;
+
+    CountingStream(InputStream in) {
+      super(in);
+    }
+
+    @Override
+    public int available() throws IOException {
+      availableCalls++;
+      return super.available();
+    }
+
+    @Override
+    public int read() throws IOException {
+      readCalls++;
+      return super.read();
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      readCalls++;
+      return in.read(b, off, len);
+    }
+  }
+
+  @Setup(Level.Trial)
+  public void writeFile() throws IOException {
+    file = File.createTempFile("quiver-jmh-", ".bin");
+    file.deleteOnExit();
+    byte[] chunk = new byte[MIB];
+    new Random(42).nextBytes(chunk);
+    try (OutputStream out = new FileOutputStream(file)) {
+      for (int i = 0; i < FILE_MIB; i++) {
+        out.write(chunk);
+      }
+    }
+    direct = ByteBuffer.allocateDirect(MIB);
+    heap = ByteBuffer.allocate(MIB);
+  }
+
+  @TearDown(Level.Trial)
+  public void deleteFile() throws IOException {
+    Files.deleteIfExists(file.toPath());
+  }
+
+  /**
+   * The stream as a Spark shuffle reader sees a local block: buffered, filtered, not a plain {@code
+   * FileInputStream}.
+   */
+  private Opened open() throws IOException {
+    CountingStream raw = new CountingStream(new FileInputStream(file));
+    return new Opened(new CountingStream(new BufferedInputStream(raw, STREAM_BUFFER)), raw);
+  }
+
+  private static long drain(ReadableByteChannel channel, ByteBuffer buffer) throws IOException {
+    long total = 0;
+    buffer.clear();
+    int n;
+    while ((n = channel.read(buffer)) >= 0) {
+      total += n;
+      if (!buffer.hasRemaining()) {
+        buffer.clear();
+      }
+    }
+    return total;
+  }
+
+  private static void check(long bytes) {
+    if (bytes != (long) FILE_MIB * MIB) {
+      throw new IllegalStateException("read " + bytes + " bytes");
+    }
+  }
+
+  // (a) A channel read into a direct 1 MiB buffer, call after call.
+
+  @Benchmark
+  public long channelChunked(Calls calls, InvocationCpu cpu) throws IOException {
+    cpu.start();
+    Opened in = open();
+    try (ReadableByteChannel channel = new ChunkedInputChannel(in.outer)) {
+      long bytes = drain(channel, direct);
+      cpu.stop();
+      check(bytes);
+      calls.record(in);
+      return bytes;
+    }
+  }
+
+  @Benchmark
+  public long channelJdk(Calls calls, InvocationCpu cpu) throws IOException {
+    cpu.start();
+    Opened in = open();
+    try (ReadableByteChannel channel = Channels.newChannel(in.outer)) {
+      long bytes = drain(channel, direct);
+      cpu.stop();
+      check(bytes);
+      calls.record(in);
+      return bytes;
+    }
+  }
+
+  // (b) Fill a 1 MiB buffer completely, again and again.
+
+  private long readFullyChunked(ByteBuffer buffer, Calls calls, InvocationCpu cpu, Blackhole bh)
+      throws IOException {
+    cpu.start();
+    Opened in = open();
+    try (InputStream stream = in.outer) {
+      long total = 0;
+      while (true) {
+        buffer.clear();
+        int n = ChunkedReads.readFully(stream, buffer);
+        total += n;
+        bh.consume(buffer.get(0));
+        if (buffer.hasRemaining()) {
+          break;
+        }
+      }
+      cpu.stop();
+      check(total);
+      calls.record(in);
+      return total;
+    }
+  }
+
+  private long readFullyJdk(ByteBuffer buffer, Calls calls, InvocationCpu cpu, Blackhole bh)
+      throws IOException {
+    cpu.start();
+    Opened in = open();
+    try (ReadableByteChannel channel = Channels.newChannel(in.outer)) {
+      long total = 0;
+      boolean eof = false;
+      while (!eof) {
+        buffer.clear();
+        while (buffer.hasRemaining()) {
+          int n = channel.read(buffer);
+          if (n < 0) {
+            eof = true;
+            break;
+          }
+          total += n;
+        }
+        bh.consume(buffer.get(0));
+      }
+      cpu.stop();
+      check(total);
+      calls.record(in);
+      return total;
+    }
+  }
+
+  @Benchmark
+  public long readFullyChunkedDirect(Calls calls, InvocationCpu cpu, Blackhole bh)
+      throws IOException {
+    return readFullyChunked(direct, calls, cpu, bh);
+  }
+
+  @Benchmark
+  public long readFullyChunkedHeap(Calls calls, InvocationCpu cpu, Blackhole bh)
+      throws IOException {
+    return readFullyChunked(heap, calls, cpu, bh);
+  }
+
+  @Benchmark
+  public long readFullyJdkDirect(Calls calls, InvocationCpu cpu, Blackhole bh) throws IOException {
+    return readFullyJdk(direct, calls, cpu, bh);
+  }
+
+  @Benchmark
+  public long readFullyJdkHeap(Calls calls, InvocationCpu cpu, Blackhole bh) throws IOException {
+    return readFullyJdk(heap, calls, cpu, bh);
+  }
+}

@@ -1,0 +1,141 @@
+package dev.quiver.bench;
+
+import dev.quiver.ipc.ArrowIpc;
+import dev.quiver.ipc.DecodedStream;
+import dev.quiver.ipc.StreamCodec;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * One full decode of a broadcast-shaped Arrow IPC stream (long, int, double and string columns)
+ * compressed with Spark's lz4 codec, against the floor: the same bytes through plain lz4
+ * decompression into a byte array. {@code decodeUncompressed} decodes the same IPC stream stored
+ * without compression, to split the decode's cost between decompression and IPC.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"-Xmx2g", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 5, time = 2)
+public class DecodeBenchmark {
+
+  @Param({"1000000"})
+  public int rows;
+
+  /** Rows per record batch: Comet's default batch size. */
+  @Param({"8192"})
+  public int batchRows;
+
+  private BufferAllocator allocator;
+  private byte[] lz4Stream;
+  private byte[] rawStream;
+  private byte[] floorTarget;
+
+  @Setup(Level.Trial)
+  public void encode() throws IOException {
+    allocator = new RootAllocator();
+    lz4Stream =
+        BenchBroadcast.encode(
+            BenchBroadcast.Shape.MIXED, rows, batchRows, SparkLz4Codec.INSTANCE, allocator);
+    rawStream =
+        BenchBroadcast.encode(
+            BenchBroadcast.Shape.MIXED, rows, batchRows, StreamCodec.NONE, allocator);
+    floorTarget = new byte[rawStream.length];
+    long decodedBytes;
+    try (DecodedStream decoded = decodeLz4()) {
+      decodedBytes = allocator.getAllocatedMemory();
+      if (decoded.rowCount() != rows) {
+        throw new IllegalStateException("decoded " + decoded.rowCount() + " rows");
+      }
+    }
+    if (decompressAll() != rawStream.length) {
+      throw new IllegalStateException("lz4 floor read a different length");
+    }
+    System.out.printf(
+        "%n[DecodeBenchmark] %d rows in batches of %d: IPC stream %,d bytes, lz4 %,d bytes"
+            + " (%.2fx), decoded into %,d bytes of Arrow buffers%n",
+        rows,
+        batchRows,
+        rawStream.length,
+        lz4Stream.length,
+        (double) rawStream.length / lz4Stream.length,
+        decodedBytes);
+  }
+
+  @TearDown(Level.Trial)
+  public void close() {
+    allocator.close();
+  }
+
+  private DecodedStream decodeLz4() throws IOException {
+    return ArrowIpc.decode(lz4Stream, SparkLz4Codec.INSTANCE, allocator, "bench");
+  }
+
+  /** Decompress, decode into Arrow buffers, release them. */
+  @Benchmark
+  public long decode(InvocationCpu cpu) throws IOException {
+    cpu.start();
+    try (DecodedStream decoded = decodeLz4()) {
+      return decoded.rowCount();
+    } finally {
+      cpu.stop();
+    }
+  }
+
+  /** The same IPC stream without compression: the IPC decode alone. */
+  @Benchmark
+  public long decodeUncompressed(InvocationCpu cpu) throws IOException {
+    cpu.start();
+    try (DecodedStream decoded = ArrowIpc.decode(rawStream, StreamCodec.NONE, allocator, "bench")) {
+      return decoded.rowCount();
+    } finally {
+      cpu.stop();
+    }
+  }
+
+  /** The floor: the lz4 bytes decompressed into a byte array, nothing else. */
+  @Benchmark
+  public int lz4Floor(InvocationCpu cpu) throws IOException {
+    cpu.start();
+    try {
+      return decompressAll();
+    } finally {
+      cpu.stop();
+    }
+  }
+
+  private int decompressAll() throws IOException {
+    byte[] target = floorTarget;
+    int total = 0;
+    try (InputStream in = SparkLz4Codec.decompressStream(new ByteArrayInputStream(lz4Stream))) {
+      int n;
+      while (total < target.length && (n = in.read(target, total, target.length - total)) > 0) {
+        total += n;
+      }
+      if (in.read() >= 0) {
+        throw new IllegalStateException("more bytes than the IPC stream");
+      }
+    }
+    return total;
+  }
+}
