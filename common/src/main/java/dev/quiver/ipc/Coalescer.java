@@ -9,6 +9,8 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.util.VectorSchemaRootAppender;
 
 /**
@@ -98,7 +100,9 @@ public final class Coalescer {
         // Nothing to broadcast: an empty input, or only empty batches, gives no stream.
         return new Result(new ArrayList<>(), streams.size(), batches, 0, !streams.isEmpty());
       }
-      if (dictionaries || (streams.size() == 1 && batches == 1)) {
+      if (dictionaries
+          || (streams.size() == 1 && batches == 1)
+          || hasNestedNullField(decoded.get(0).schema().getFields(), false)) {
         return new Result(new ArrayList<>(streams), streams.size(), batches, rows, false);
       }
       byte[] merged = merge(decoded, rows, codec, allocator);
@@ -108,6 +112,22 @@ public final class Coalescer {
     } finally {
       Closeables.closeAll(decoded);
     }
+  }
+
+  /**
+   * Whether a null-typed field sits inside a struct, list or map. Arrow's appender cannot grow such
+   * a parent (the null child never gains capacity), so those streams are left as they are.
+   */
+  private static boolean hasNestedNullField(List<Field> fields, boolean nested) {
+    for (Field field : fields) {
+      if (nested && field.getType().getTypeID() == ArrowType.ArrowTypeID.Null) {
+        return true;
+      }
+      if (hasNestedNullField(field.getChildren(), true)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static byte[] merge(

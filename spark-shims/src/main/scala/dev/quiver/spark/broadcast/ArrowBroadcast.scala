@@ -2,7 +2,7 @@ package dev.quiver.spark.broadcast
 
 import org.apache.spark.SparkContext
 import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.quiver.BroadcastBuilder
 import org.apache.spark.sql.types.StructType
 
@@ -32,6 +32,23 @@ case class ArrowBroadcast(
 
 object ArrowBroadcast {
 
-  /** Encodes `df` as Arrow on the executors, coalesces on the driver, and broadcasts it. */
+  /**
+   * Encodes `df` as Arrow on the executors, coalesces on the driver, and broadcasts it. Runs a job
+   * to collect `df`. Fails with Spark's own error when `df` has 512,000,000 rows or more, or its
+   * streams take 8 GiB or more: the limits Spark puts on its broadcasts.
+   */
   def of(df: DataFrame): ArrowBroadcast = BroadcastBuilder.build(df)
+
+  /**
+   * Broadcasts compressed Arrow IPC streams an engine already holds (one per source partition,
+   * say), all of `schema` and compressed with Spark's configured codec
+   * (`spark.io.compression.codec`). They are coalesced into one stream unless they carry
+   * dictionaries, and Spark's broadcast limits apply as for [[of]].
+   */
+  def ofStreams(
+      spark: SparkSession,
+      schema: StructType,
+      streams: Seq[Array[Byte]]
+  ): ArrowBroadcast =
+    BroadcastBuilder.fromStreams(spark.sparkContext, schema, streams)
 }

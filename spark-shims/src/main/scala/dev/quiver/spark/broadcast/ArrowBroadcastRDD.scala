@@ -43,7 +43,7 @@ object ArrowBroadcastRDD {
       broadcast: Broadcast[Array[Array[Byte]]],
       context: TaskContext,
       shareDecoded: Boolean
-  ): Iterator[ColumnarBatch] = {
+  ): ColumnarBatches = {
     val shim = SparkShims.get
     val source = new ArrowBroadcastSource(broadcast, SparkCodec(SparkEnv.get.conf))
     val reader = QuiverRuntime.broadcastCache.open(source, shim.taskScope(context), shareDecoded)

@@ -3,45 +3,78 @@ package org.apache.spark.sql.quiver
 import dev.quiver.ipc.Coalescer
 import dev.quiver.spark.QuiverRuntime
 import dev.quiver.spark.broadcast.ArrowBroadcast
-import org.apache.spark.SparkEnv
+import org.apache.spark.{SparkContext, SparkEnv}
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.errors.QueryExecutionErrors
 import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.StructType
 
 /**
  * The driver side of an Arrow broadcast: each partition of a `DataFrame` becomes one compressed
- * Arrow IPC stream (encoded on the executors), the driver coalesces them into one stream, and
- * broadcasts the result.
+ * Arrow IPC stream (encoded on the executors), the driver coalesces them into one stream, checks
+ * Spark's broadcast limits, and broadcasts the result.
  */
 object BroadcastBuilder {
 
-  def build(df: DataFrame): ArrowBroadcast = {
-    val sc = df.sparkSession.sparkContext
+  /**
+   * Spark's cap on the rows of one broadcast table (`BroadcastExchangeExec`, Spark 3.4 to 4.1).
+   * Like Spark, a table of exactly this many rows is refused.
+   */
+  val MaxTableRows: Long = 512000000L
+
+  /**
+   * Spark's cap on the bytes of one broadcast table: 8 GiB. Quiver applies it to the compressed
+   * streams it broadcasts (what every executor fetches); the decoded size on an executor is capped
+   * by `spark.quiver.broadcast.maxDecodedBytes`.
+   */
+  val MaxTableBytes: Long = 8L << 30
+
+  def build(df: DataFrame): ArrowBroadcast = build(df, MaxTableRows, MaxTableBytes)
+
+  /** [[build]] with the limits as parameters, so that tests can use tiny ones. */
+  private[quiver] def build(df: DataFrame, maxRows: Long, maxBytes: Long): ArrowBroadcast = {
     val conf = SQLConf.get
     val schema = df.schema
     val timeZoneId = conf.sessionLocalTimeZone
     val maxBatchRows = math.max(1, conf.arrowMaxRecordsPerBatch)
-    val partitionStreams = df.queryExecution.toRdd
-      .mapPartitions { rows =>
-        val allocator =
-          QuiverRuntime.allocator.newChildAllocator("quiver-broadcast-encode", 0, Long.MaxValue)
-        try {
-          val codec = SparkCodec(SparkEnv.get.conf)
-          ArrowStreamEncoder
-            .encode(rows, schema, timeZoneId, maxBatchRows, codec, allocator)
-            .iterator
-        } finally allocator.close()
-      }
+    val partitions = df.queryExecution.toRdd
+      .mapPartitions(rows => encodePartition(rows, schema, timeZoneId, maxBatchRows).iterator)
       .collect()
+    // Checked before coalescing, so that an oversized table is not decoded on the driver.
+    checkRows(partitions.map(_.rows).sum, maxRows)
+    fromStreams(
+      df.sparkSession.sparkContext,
+      schema,
+      partitions.map(_.stream).toSeq,
+      maxRows,
+      maxBytes
+    )
+  }
+
+  /**
+   * Broadcasts compressed Arrow IPC streams an engine already has (one per source partition,
+   * say), all of `schema` and compressed with Spark's configured codec: coalesces them (unless
+   * they carry dictionaries), checks Spark's limits, and broadcasts the result.
+   */
+  def fromStreams(sc: SparkContext, schema: StructType, streams: Seq[Array[Byte]]): ArrowBroadcast =
+    fromStreams(sc, schema, streams, MaxTableRows, MaxTableBytes)
+
+  private[quiver] def fromStreams(
+      sc: SparkContext,
+      schema: StructType,
+      streams: Seq[Array[Byte]],
+      maxRows: Long,
+      maxBytes: Long
+  ): ArrowBroadcast = {
     val allocator =
       QuiverRuntime.allocator.newChildAllocator("quiver-broadcast-coalesce", 0, Long.MaxValue)
     val coalesced =
       try
-        Coalescer.coalesce(
-          java.util.Arrays.asList(partitionStreams: _*),
-          SparkCodec(sc.getConf),
-          allocator
-        )
+        Coalescer.coalesce(java.util.Arrays.asList(streams: _*), SparkCodec(sc.getConf), allocator)
       finally allocator.close()
+    checkRows(coalesced.rows(), maxRows)
+    checkBytes(coalesced.bytes(), maxBytes)
     val value = coalesced.streams().toArray(new Array[Array[Byte]](0))
     ArrowBroadcast(
       sc.broadcast(value),
@@ -52,4 +85,40 @@ object BroadcastBuilder {
       coalesced = coalesced.coalesced()
     )
   }
+
+  /** One source partition, encoded: its row count and its stream. */
+  final private case class EncodedPartition(rows: Long, stream: Array[Byte])
+
+  /** Runs on an executor; an empty partition gives nothing. */
+  private def encodePartition(
+      rows: Iterator[InternalRow],
+      schema: StructType,
+      timeZoneId: String,
+      maxBatchRows: Int
+  ): Option[EncodedPartition] = {
+    var count = 0L
+    val counted = rows.map { row =>
+      count += 1
+      row
+    }
+    val allocator =
+      QuiverRuntime.allocator.newChildAllocator("quiver-broadcast-encode", 0, Long.MaxValue)
+    try {
+      val codec = SparkCodec(SparkEnv.get.conf)
+      ArrowStreamEncoder
+        .encode(counted, schema, timeZoneId, maxBatchRows, codec, allocator)
+        .map(stream => EncodedPartition(count, stream))
+    } finally allocator.close()
+  }
+
+  // Spark's comparisons: a table at the limit is already refused.
+  private def checkRows(rows: Long, maxRows: Long): Unit =
+    if (rows >= maxRows) {
+      throw QueryExecutionErrors.cannotBroadcastTableOverMaxTableRowsError(maxRows, rows)
+    }
+
+  private def checkBytes(bytes: Long, maxBytes: Long): Unit =
+    if (bytes >= maxBytes) {
+      throw QueryExecutionErrors.cannotBroadcastTableOverMaxTableBytesError(maxBytes, bytes)
+    }
 }
