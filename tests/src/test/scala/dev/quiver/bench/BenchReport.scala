@@ -1,0 +1,124 @@
+package dev.quiver.bench
+
+import java.io.{File, PrintWriter}
+import java.nio.charset.StandardCharsets
+
+import dev.quiver.bench.BroadcastJoinBench.Run
+
+/** The main job's results: a Markdown table, a CSV of every run, and an SVG chart. */
+class BenchReport(runs: Seq[Run], options: BenchOptions) {
+
+  private val shapes: Seq[Shape] = options.shapes.filter(s => runs.exists(_.shape == s))
+
+  private def median(values: Seq[Long]): Long = {
+    val sorted = values.sorted
+    if (sorted.isEmpty) 0L
+    else if (sorted.size % 2 == 1) sorted(sorted.size / 2)
+    else (sorted(sorted.size / 2 - 1) + sorted(sorted.size / 2)) / 2
+  }
+
+  private def medians(shape: Shape, setting: String): Option[Run] = {
+    val rs = runs.filter(r => r.shape == shape && r.setting == setting)
+    if (rs.isEmpty) None
+    else
+      Some(
+        rs.head.copy(
+          wallMillis = median(rs.map(_.wallMillis)),
+          runMillis = median(rs.map(_.runMillis)),
+          cpuMillis = median(rs.map(_.cpuMillis)),
+          slowestMillis = median(rs.map(_.slowestMillis)),
+          decodes = median(rs.map(_.decodes))
+        )
+      )
+  }
+
+  def markdown: String = {
+    val rows = for {
+      shape <- shapes
+      setting <- BroadcastJoinBench.Settings
+      m <- medians(shape, setting)
+    } yield {
+      val decodes = if (setting == "Spark") "–" else m.decodes.toString
+      s"| ${shape.name} | $setting | ${ms(m.wallMillis)} | ${ms(m.runMillis)} | ${ms(m.cpuMillis)} | " +
+        s"${ms(m.slowestMillis)} | $decodes |"
+    }
+    val ratios = shapes.flatMap { shape =>
+      for (off <- medians(shape, "off"); on <- medians(shape, "on"))
+        yield f"- ${shape.name}: probe tasks' CPU off/on = ${ratio(off.cpuMillis, on.cpuMillis)}, " +
+          f"wall off/on = ${ratio(off.wallMillis, on.wallMillis)}"
+    }
+    val rounds = runs.map(_.round).distinct.size
+    (Seq(
+      "| Shape | Setting (Spark / off / on) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Decodes |",
+      "|---|---|---:|---:|---:|---:|---:|"
+    ) ++ rows ++
+      Seq(
+        "",
+        s"Medians of $rounds round(s); every round ran all three settings, in rotating order."
+      ) ++
+      options.scaledNote.map(n => s"Shapes $n.").toSeq ++ Seq("", "Sharing off vs on:") ++ ratios)
+      .mkString("\n")
+  }
+
+  def csv: String = {
+    val header =
+      "build_rows,probe_tasks,cores,rows_per_file,setting,round,wall_ms,run_ms,cpu_ms,slowest_ms,decodes"
+    (header +: runs.map { r =>
+      s"${r.shape.buildRows},${r.shape.probeTasks},${r.shape.cores}," +
+        s"${r.shape.rowsPerFile},${r.setting},${r.round},${r.wallMillis},${r.runMillis}," +
+        s"${r.cpuMillis},${r.slowestMillis},${r.decodes}"
+    }).mkString("\n") + "\n"
+  }
+
+  /** Probe tasks' CPU per shape, Spark / off / on side by side, each shape on its own scale. */
+  def svg: String = {
+    val groupWidth = 240
+    val height = 320
+    val top = 60
+    val barArea = 200
+    val colours = Map("Spark" -> "#9e9e9e", "off" -> "#e57373", "on" -> "#4caf50")
+    val width = math.max(1, shapes.size) * groupWidth + 40
+    val groups = shapes.zipWithIndex.map { case (shape, i) =>
+      val ms = BroadcastJoinBench.Settings.flatMap(s => medians(shape, s).map(s -> _.cpuMillis))
+      val max = math.max(1L, if (ms.isEmpty) 1L else ms.map(_._2).max)
+      val x0 = 30 + i * groupWidth
+      val bars = ms.zipWithIndex.map { case ((setting, value), j) =>
+        val h = (value.toDouble / max * barArea).round.toInt
+        val x = x0 + 20 + j * 65
+        val y = top + barArea - h
+        s"""<rect x="$x" y="$y" width="50" height="$h" fill="${colours(setting)}"/>""" +
+          s"""<text x="${x + 25}" y="${y - 4}" font-size="11" text-anchor="middle">${value} ms</text>""" +
+          s"""<text x="${x + 25}" y="${top + barArea + 14}" font-size="11" text-anchor="middle">$setting</text>"""
+      }
+      bars.mkString +
+        s"""<text x="${x0 + groupWidth / 2 - 10}" y="${top + barArea + 34}" font-size="12" text-anchor="middle">${xml(
+            shape.name
+          )}</text>"""
+    }
+    s"""<svg xmlns="http://www.w3.org/2000/svg" width="$width" height="$height" font-family="sans-serif">""" +
+      """<text x="20" y="24" font-size="15">Probe tasks' CPU time (median), Spark's join vs """ +
+      """Quiver's with sharing off and on</text>""" +
+      """<text x="20" y="42" font-size="11">Each shape on its own scale; lower is better.</text>""" +
+      groups.mkString + "</svg>\n"
+  }
+
+  def write(dir: File): Unit = {
+    save(new File(dir, "results.md"), markdown + "\n\n![chart](results.svg)\n")
+    save(new File(dir, "results.csv"), csv)
+    save(new File(dir, "results.svg"), svg)
+  }
+
+  private def ms(value: Long): String = f"$value%,d ms"
+
+  private def ratio(a: Long, b: Long): String =
+    if (b == 0) "n/a" else f"${a.toDouble / b}%.2f×"
+
+  private def xml(text: String): String =
+    text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+  private def save(file: File, text: String): Unit = {
+    val out = new PrintWriter(file, StandardCharsets.UTF_8.name())
+    try out.write(text)
+    finally out.close()
+  }
+}

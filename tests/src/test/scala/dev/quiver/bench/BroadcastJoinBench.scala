@@ -1,0 +1,163 @@
+package dev.quiver.bench
+
+import dev.quiver.spark.QuiverRuntime
+import dev.quiver.spark.join.QuiverJoins
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.functions.{col, length, sum}
+import org.apache.spark.sql.quiver.QuiverConf
+import org.apache.spark.sql.quiver.bench.ListenerBus
+
+/**
+ * The main job (`dev/bench`): what sharing the decoded broadcast buys a broadcast hash join, on an
+ * embedded local Spark.
+ *
+ * For each shape it runs `SELECT sum(f.f_long), sum(d.d_long), sum(length(f.f_str)),
+ * sum(length(d.d_str)) FROM fact f JOIN dim d ON f.key = d.k` three ways in every round: Spark's
+ * own broadcast hash join (the reference an engine user would otherwise have), and Quiver's
+ * broadcast hash join with `spark.quiver.broadcast.shareDecoded.enabled` off and on. It reports
+ * medians of wall time, the probe stage's summed task run and CPU time, its slowest task, and the
+ * decodes the cache did; and fails if the three disagree on the sums.
+ */
+object BroadcastJoinBench {
+
+  val Settings: Seq[String] = Seq("Spark", "off", "on")
+
+  /** One query run. */
+  final case class Run(
+      shape: Shape,
+      setting: String,
+      round: Int,
+      wallMillis: Long,
+      runMillis: Long,
+      cpuMillis: Long,
+      slowestMillis: Long,
+      decodes: Long,
+      sums: Seq[Long]
+  )
+
+  def main(args: Array[String]): Unit = {
+    val options = BenchOptions.parse(args.toSeq)
+    val started = System.nanoTime()
+    def log(what: String): Unit = println(f"[${(System.nanoTime() - started) / 1e9}%7.1fs] $what")
+    options.scaledNote.foreach(note => log(s"shapes $note"))
+    val runs = options.shapes.flatMap(shape => runShape(shape, options, log))
+    val report = new BenchReport(runs, options)
+    options.out.mkdirs()
+    report.write(options.out)
+    println()
+    println(report.markdown)
+    log(
+      s"sums agree across Spark, off and on in every round; results in ${options.out.getAbsolutePath}"
+    )
+  }
+
+  private def runShape(shape: Shape, options: BenchOptions, log: String => Unit): Seq[Run] = {
+    val spark = session(shape.cores)
+    try {
+      val tables = BenchData.prepare(spark, shape, options.data, log)
+      val listener = new TaskMetricsListener
+      spark.sparkContext.addSparkListener(listener)
+      val fact = spark.read.parquet(tables.fact.getPath)
+      val dim = spark.read.parquet(tables.dim.getPath)
+      require(
+        fact.rdd.getNumPartitions == shape.probeTasks,
+        s"expected ${shape.probeTasks} probe partitions, Spark planned ${fact.rdd.getNumPartitions}"
+      )
+      fact.createOrReplaceTempView("fact")
+      dim.createOrReplaceTempView("dim")
+      val total = options.warmups + options.rounds
+      (1 to total).flatMap { round =>
+        val measured = round > options.warmups
+        val label =
+          if (measured) s"round ${round - options.warmups}/${options.rounds}"
+          else s"warm-up $round/${options.warmups}"
+        // Rotate the order each round so that no setting always runs first (warm caches, JIT).
+        val order = Settings.indices.map(i => Settings((i + round) % Settings.size))
+        val runs = order.map { setting =>
+          log(s"${shape.name}: $label, $setting")
+          runOnce(spark, shape, setting, round - options.warmups, fact, dim, listener)
+        }
+        val distinct = runs.map(_.sums).distinct
+        if (distinct.size != 1) {
+          throw new IllegalStateException(
+            s"${shape.name} $label: the settings disagree: " +
+              runs.map(r => s"${r.setting} ${r.sums.mkString(",")}").mkString("; ")
+          )
+        }
+        if (measured) runs else Seq.empty
+      }
+    } finally {
+      spark.stop()
+      val snapshot = QuiverRuntime.broadcastCache.snapshot()
+      if (!snapshot.isEmpty) throw new IllegalStateException(s"the cache still holds $snapshot")
+    }
+  }
+
+  private def runOnce(
+      spark: SparkSession,
+      shape: Shape,
+      setting: String,
+      round: Int,
+      fact: DataFrame,
+      dim: DataFrame,
+      listener: TaskMetricsListener
+  ): Run = {
+    val counters = QuiverRuntime.broadcastCache.counters()
+    val decodesBefore = counters.decodes() + counters.privateDecodes()
+    listener.clear()
+    val start = System.nanoTime()
+    val row = setting match {
+      case "Spark" =>
+        spark
+          .sql(
+            "SELECT /*+ BROADCAST(d) */ sum(f.f_long), sum(d.d_long), sum(length(f.f_str)), " +
+              "sum(length(d.d_str)) FROM fact f JOIN dim d ON f.key = d.k"
+          )
+          .head()
+      case share =>
+        spark.conf.set(QuiverConf.ShareDecodedBroadcasts.key, share == "on")
+        QuiverJoins
+          .broadcastHashJoin(fact, dim, Seq("key"), Seq("k"), "inner")
+          .agg(
+            sum(col("f_long")),
+            sum(col("d_long")),
+            sum(length(col("f_str"))),
+            sum(length(col("d_str")))
+          )
+          .head()
+    }
+    val wall = (System.nanoTime() - start) / 1000000L
+    ListenerBus.drain(spark.sparkContext)
+    val probe = listener.probeStage(shape.probeTasks)
+    Run(
+      shape,
+      setting,
+      round,
+      wall,
+      probe.map(_.runMillis).sum,
+      probe.map(_.cpuMillis).sum,
+      if (probe.isEmpty) 0L else probe.map(_.runMillis).max,
+      counters.decodes() + counters.privateDecodes() - decodesBefore,
+      sums(row)
+    )
+  }
+
+  private def sums(row: Row): Seq[Long] = (0 until row.length).map(i => row.getLong(i))
+
+  private def session(cores: Int): SparkSession = {
+    QuiverConf.entries
+    val spark = SparkSession
+      .builder()
+      .master(s"local[$cores]")
+      .appName("quiver-bench")
+      .config("spark.ui.enabled", "false")
+      .config("spark.driver.host", "127.0.0.1")
+      .config("spark.sql.adaptive.enabled", "false")
+      // One partition per probe file: a file's open cost alone exceeds a partition's budget.
+      .config("spark.sql.files.openCostInBytes", (1L << 30).toString)
+      .config("spark.sql.autoBroadcastJoinThreshold", "-1")
+      .getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    spark
+  }
+}

@@ -1,0 +1,58 @@
+package dev.quiver.bench
+
+import java.io.File
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+import java.util.concurrent.TimeUnit
+
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * Runs the main job (`dev/bench --quick`: the same class on the same classpath, in its own JVM as
+ * the script does) so that it cannot silently rot, and checks what it reports.
+ */
+class MainJobSmokeSuite extends AnyFunSuite {
+
+  test("dev/bench --quick finishes, the settings agree, and the report is written") {
+    val work = Files.createTempDirectory("quiver-bench").toFile
+    val out = new File(work, "out")
+    val java = new File(new File(sys.props("java.home"), "bin"), "java").getPath
+    val jvmArgs = sys.props.getOrElse("quiver.test.jvm.args", "").split("\\s+").filter(_.nonEmpty)
+    val command = Seq(java, "-Xmx2g") ++ jvmArgs ++ Seq(
+      "-cp",
+      sys.props("java.class.path"),
+      BroadcastJoinBench.getClass.getName.stripSuffix("$"),
+      "--quick",
+      "--out",
+      out.getPath,
+      "--data",
+      new File(work, "data").getPath
+    )
+    val log = new File(work, "bench.log")
+    val process =
+      new ProcessBuilder(command: _*).redirectErrorStream(true).redirectOutput(log).start()
+    val finished = process.waitFor(10, TimeUnit.MINUTES)
+    val output = new String(Files.readAllBytes(log.toPath), StandardCharsets.UTF_8)
+    if (!finished) process.destroyForcibly()
+    assert(finished, s"dev/bench --quick did not finish:\n$output")
+    assert(process.exitValue() == 0, s"dev/bench --quick failed:\n$output")
+    assert(output.contains("sums agree across Spark, off and on in every round"), output)
+
+    val table =
+      new String(Files.readAllBytes(new File(out, "results.md").toPath), StandardCharsets.UTF_8)
+    assert(table.contains("| Shape | Setting (Spark / off / on) | Wall |"))
+    for (shape <- BenchOptions.ShapeOrder.map(BenchOptions.FullShapes)) {
+      val name = shape.scaled(0.02).name
+      for (setting <- BroadcastJoinBench.Settings)
+        assert(table.contains(s"| $name | $setting |"), s"no row for $name, $setting in:\n$table")
+    }
+    val csv = Files.readAllLines(new File(out, "results.csv").toPath)
+    val decodes =
+      csv.toArray.toSeq.drop(1).map(_.toString.split(",")).map(f => f(4) -> f.last.toLong)
+    // With sharing on, overlapping tasks never decode more often than with it off.
+    assert(
+      decodes.filter(_._1 == "on").map(_._2).sum <= decodes.filter(_._1 == "off").map(_._2).sum
+    )
+    assert(new File(out, "results.svg").length() > 0)
+  }
+}
