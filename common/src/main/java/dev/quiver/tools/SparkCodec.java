@@ -1,0 +1,167 @@
+package dev.quiver.tools;
+
+import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
+import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
+import dev.quiver.ipc.StreamCodec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.zip.Checksum;
+import net.jpountz.lz4.LZ4BlockInputStream;
+import net.jpountz.lz4.LZ4BlockOutputStream;
+import net.jpountz.lz4.LZ4Factory;
+import net.jpountz.xxhash.XXHashFactory;
+import org.xerial.snappy.SnappyInputStream;
+import org.xerial.snappy.SnappyOutputStream;
+
+/**
+ * Spark's {@code spark.io.compression.codec} codecs, framed as Spark frames them, without Spark:
+ * what a broadcast value written by Spark (or by an engine through Spark's codec) is compressed
+ * with. Spark's own classes stay the reference; these read the same bytes.
+ *
+ * <ul>
+ *   <li>{@code lz4}: lz4-java's {@code LZ4Block} streams, 32 KiB blocks, xxhash32 block checksums
+ *       with Spark's seed; an end of input at a block boundary ends the data, as in Spark (which
+ *       allows concatenated streams).
+ *   <li>{@code zstd}: zstd frames (zstd-jni).
+ *   <li>{@code snappy}: snappy-java's own stream format ({@code SnappyInputStream}), not the Snappy
+ *       framing format of shuffle blocks.
+ *   <li>{@code none}: the bytes as they are.
+ * </ul>
+ */
+public final class SparkCodec implements StreamCodec {
+
+  /** Spark's {@code spark.io.compression.lz4.blockSize} default. */
+  static final int LZ4_BLOCK_SIZE = 32 * 1024;
+
+  /** The seed Spark gives the xxhash32 checksums of its lz4 blocks. */
+  private static final int LZ4_CHECKSUM_SEED = 0x9747b28c;
+
+  /** Spark's {@code spark.io.compression.snappy.blockSize} default. */
+  private static final int SNAPPY_BLOCK_SIZE = 32 * 1024;
+
+  /** Spark's {@code spark.io.compression.zstd.level} default. */
+  private static final int ZSTD_LEVEL = 1;
+
+  private enum Kind {
+    LZ4,
+    ZSTD,
+    SNAPPY,
+    NONE
+  }
+
+  public static final SparkCodec LZ4 = new SparkCodec(Kind.LZ4);
+  public static final SparkCodec ZSTD = new SparkCodec(Kind.ZSTD);
+  public static final SparkCodec SNAPPY = new SparkCodec(Kind.SNAPPY);
+  public static final SparkCodec NONE = new SparkCodec(Kind.NONE);
+
+  private final Kind kind;
+
+  private SparkCodec(Kind kind) {
+    this.kind = kind;
+  }
+
+  /**
+   * The codec Spark names {@code name}: {@code lz4}, {@code zstd}, {@code snappy} or {@code none}
+   * (any case).
+   *
+   * @throws IllegalArgumentException for any other name
+   */
+  public static SparkCodec forName(String name) {
+    for (SparkCodec codec : new SparkCodec[] {LZ4, ZSTD, SNAPPY, NONE}) {
+      if (codec.toString().equals(name.toLowerCase(Locale.ROOT))) {
+        return codec;
+      }
+    }
+    throw new IllegalArgumentException(
+        "unknown codec '" + name + "' (expected lz4, zstd, snappy or none)");
+  }
+
+  @Override
+  public InputStream decompress(InputStream in) throws IOException {
+    switch (kind) {
+      case LZ4:
+        // Spark: disableConcatenationOfByteStream = false, so stopOnEmptyBlock = false.
+        return new LZ4BlockInputStream(
+            in, LZ4Factory.fastestInstance().fastDecompressor(), lz4Checksum(), false);
+      case ZSTD:
+        return new ZstdInputStreamNoFinalizer(in);
+      case SNAPPY:
+        return new SnappyInputStream(in);
+      default:
+        return in;
+    }
+  }
+
+  @Override
+  public OutputStream compress(OutputStream out) throws IOException {
+    switch (kind) {
+      case LZ4:
+        return new LZ4BlockOutputStream(
+            out,
+            LZ4_BLOCK_SIZE,
+            LZ4Factory.fastestInstance().fastCompressor(),
+            lz4Checksum(),
+            true);
+      case ZSTD:
+        return new ZstdOutputStreamNoFinalizer(out, ZSTD_LEVEL);
+      case SNAPPY:
+        return new SnappyOutputStream(out, SNAPPY_BLOCK_SIZE);
+      default:
+        return out;
+    }
+  }
+
+  /** How this codec frames its bytes, for the dump's description of a file. */
+  String framing() {
+    switch (kind) {
+      case LZ4:
+        return "Spark's lz4 codec: LZ4Block framing, xxhash32 block checksums";
+      case ZSTD:
+        return "Spark's zstd codec: zstd frames";
+      case SNAPPY:
+        return "Spark's snappy codec: snappy-java stream format";
+      default:
+        return "uncompressed";
+    }
+  }
+
+  /** Whether {@code head} (a file's first bytes) starts as this codec's streams start. */
+  boolean startsLikeStream(byte[] head) {
+    byte[] magic;
+    switch (kind) {
+      case LZ4:
+        magic = "LZ4Block".getBytes(StandardCharsets.US_ASCII);
+        break;
+      case ZSTD:
+        magic = new byte[] {0x28, (byte) 0xB5, 0x2F, (byte) 0xFD};
+        break;
+      case SNAPPY:
+        magic = new byte[] {(byte) 0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
+        break;
+      default:
+        // An IPC stream's first message: the continuation token.
+        magic = new byte[] {-1, -1, -1, -1};
+    }
+    if (head.length < magic.length) {
+      return false;
+    }
+    for (int i = 0; i < magic.length; i++) {
+      if (head[i] != magic[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static Checksum lz4Checksum() {
+    return XXHashFactory.fastestInstance().newStreamingHash32(LZ4_CHECKSUM_SEED).asChecksum();
+  }
+
+  @Override
+  public String toString() {
+    return kind.name().toLowerCase(Locale.ROOT);
+  }
+}
