@@ -161,10 +161,16 @@ public final class BlockCodec implements StreamCodec {
   public OutputStream compress(OutputStream out) throws IOException {
     switch (kind) {
       case LZ4:
-        // 64 KiB blocks, as Comet writes: the decoder's buffers are sized by the block size.
-        return new LZ4FrameOutputStream(out, LZ4FrameOutputStream.BLOCKSIZE.SIZE_64KB);
+        // 64 KiB blocks, as Comet writes: the decoder's buffers are sized by the block size. Unlike
+        // Comet, with a content checksum: without one a flipped byte decodes to wrong rows.
+        return new LZ4FrameOutputStream(
+            out,
+            LZ4FrameOutputStream.BLOCKSIZE.SIZE_64KB,
+            LZ4FrameOutputStream.FLG.Bits.BLOCK_INDEPENDENCE,
+            LZ4FrameOutputStream.FLG.Bits.CONTENT_CHECKSUM);
       case ZSTD:
-        return new ZstdOutputStreamNoFinalizer(out, zstdLevel);
+        // Checksummed for the same reason; any zstd reader verifies it.
+        return new ZstdOutputStreamNoFinalizer(out, zstdLevel).setChecksum(true);
       case SNAPPY:
         return new SnappyFramedOutputStream(out);
       default:
