@@ -3,6 +3,7 @@ package dev.quiver.tools;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
 import dev.quiver.ipc.IpcFormatException;
+import dev.quiver.ipc.SparkStreamCodec;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,11 +29,11 @@ import org.apache.arrow.vector.types.pojo.Field;
 final class BroadcastValueDump {
 
   private final Path file;
-  private final SparkCodec codec;
+  private final SparkStreamCodec codec;
   private final BufferAllocator allocator;
   private final Report report;
 
-  BroadcastValueDump(Path file, SparkCodec codec, BufferAllocator allocator, Report report) {
+  BroadcastValueDump(Path file, SparkStreamCodec codec, BufferAllocator allocator, Report report) {
     this.file = file;
     this.codec = codec;
     this.allocator = allocator;

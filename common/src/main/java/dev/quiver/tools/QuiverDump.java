@@ -1,5 +1,6 @@
 package dev.quiver.tools;
 
+import dev.quiver.ipc.SparkStreamCodec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -68,7 +69,7 @@ public final class QuiverDump {
   /** Options parsed from the command line. */
   static final class Options {
     final List<Path> files = new ArrayList<>();
-    SparkCodec codec = SparkCodec.LZ4;
+    SparkStreamCodec codec = SparkStreamCodec.LZ4;
     String format = "auto";
     Integer partition;
     boolean rows;
@@ -138,7 +139,7 @@ public final class QuiverDump {
     try {
       switch (name) {
         case "--codec":
-          options.codec = SparkCodec.forName(value);
+          options.codec = SparkStreamCodec.forName(value);
           break;
         case "--format":
           if (!Arrays.asList("auto", "shuffle", "broadcast").contains(value)) {

@@ -2,6 +2,7 @@ package dev.quiver.bench;
 
 import dev.quiver.broadcast.BroadcastReader;
 import dev.quiver.broadcast.DecodedBroadcastCache;
+import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -86,12 +87,8 @@ public class CacheBenchmark {
       try (BufferAllocator allocator = new RootAllocator()) {
         byte[] stream =
             BenchBroadcast.encode(
-                BenchBroadcast.Shape.BUILD_SIDE,
-                rows,
-                batchRows,
-                SparkLz4Codec.INSTANCE,
-                allocator);
-        source = new BenchBroadcast(1, stream, SparkLz4Codec.INSTANCE);
+                BenchBroadcast.Shape.BUILD_SIDE, rows, batchRows, SparkStreamCodec.LZ4, allocator);
+        source = new BenchBroadcast(1, stream, SparkStreamCodec.LZ4);
       }
     }
   }

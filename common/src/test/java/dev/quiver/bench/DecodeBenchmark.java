@@ -2,6 +2,7 @@ package dev.quiver.bench;
 
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
+import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -56,7 +57,7 @@ public class DecodeBenchmark {
     allocator = new RootAllocator();
     lz4Stream =
         BenchBroadcast.encode(
-            BenchBroadcast.Shape.MIXED, rows, batchRows, SparkLz4Codec.INSTANCE, allocator);
+            BenchBroadcast.Shape.MIXED, rows, batchRows, SparkStreamCodec.LZ4, allocator);
     rawStream =
         BenchBroadcast.encode(
             BenchBroadcast.Shape.MIXED, rows, batchRows, StreamCodec.NONE, allocator);
@@ -88,7 +89,7 @@ public class DecodeBenchmark {
   }
 
   private DecodedStream decodeLz4() throws IOException {
-    return ArrowIpc.decode(lz4Stream, SparkLz4Codec.INSTANCE, allocator, "bench");
+    return ArrowIpc.decode(lz4Stream, SparkStreamCodec.LZ4, allocator, "bench");
   }
 
   /** Decompress, decode into Arrow buffers, release them. */
@@ -127,7 +128,7 @@ public class DecodeBenchmark {
   private int decompressAll() throws IOException {
     byte[] target = floorTarget;
     int total = 0;
-    try (InputStream in = SparkLz4Codec.decompressStream(new ByteArrayInputStream(lz4Stream))) {
+    try (InputStream in = SparkStreamCodec.LZ4.decompress(new ByteArrayInputStream(lz4Stream))) {
       int n;
       while (total < target.length && (n = in.read(target, total, target.length - total)) > 0) {
         total += n;

@@ -1,6 +1,5 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
 import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
@@ -45,7 +45,7 @@ class BroadcastReaderTest {
         TestBroadcast.encode(
             51,
             Shape.BUILD_SIDE,
-            SPARK_LZ4,
+            SparkStreamCodec.LZ4,
             allocator,
             new int[] {100, 200},
             new int[] {50},
@@ -94,7 +94,8 @@ class BroadcastReaderTest {
 
   @Test
   void emptyBroadcastHasNoBatches() throws Exception {
-    TestBroadcast broadcast = TestBroadcast.encode(53, Shape.BUILD_SIDE, SPARK_LZ4, allocator);
+    TestBroadcast broadcast =
+        TestBroadcast.encode(53, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator);
     assertEquals(0, broadcast.streamCount());
     FakeTask first = new FakeTask();
     FakeTask second = new FakeTask();
@@ -115,7 +116,7 @@ class BroadcastReaderTest {
   @Test
   void streamsWithZeroBatchesAreSkipped() throws Exception {
     TestBroadcast onlyEmpty =
-        TestBroadcast.encode(54, Shape.BUILD_SIDE, SPARK_LZ4, allocator, new int[0]);
+        TestBroadcast.encode(54, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator, new int[0]);
     TestBroadcast emptyThenOne =
         TestBroadcast.encode(
             55, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[0], new int[] {40});
@@ -172,7 +173,12 @@ class BroadcastReaderTest {
   void everyConsumerStyleLeavesNothingOnceItsTaskCompletes(Consumer consumer) throws Exception {
     TestBroadcast broadcast =
         TestBroadcast.encode(
-            57, Shape.BUILD_SIDE, SPARK_LZ4, allocator, new int[] {600, 600}, new int[] {600});
+            57,
+            Shape.BUILD_SIDE,
+            SparkStreamCodec.LZ4,
+            allocator,
+            new int[] {600, 600},
+            new int[] {600});
     for (boolean share : new boolean[] {true, false}) {
       FakeTask task = new FakeTask();
       try (BufferAllocator own = allocator.newChildAllocator("consumer", 0, Long.MAX_VALUE)) {
@@ -190,7 +196,12 @@ class BroadcastReaderTest {
   void consumersSharingABroadcastDoNotDisturbEachOther() throws Exception {
     TestBroadcast broadcast =
         TestBroadcast.encode(
-            58, Shape.BUILD_SIDE, SPARK_LZ4, allocator, new int[] {500, 500}, new int[] {500, 500});
+            58,
+            Shape.BUILD_SIDE,
+            SparkStreamCodec.LZ4,
+            allocator,
+            new int[] {500, 500},
+            new int[] {500, 500});
     Map<Consumer, FakeTask> tasks = new EnumMap<>(Consumer.class);
     Map<Consumer, BroadcastReader> readers = new EnumMap<>(Consumer.class);
     for (Consumer consumer : Consumer.values()) {

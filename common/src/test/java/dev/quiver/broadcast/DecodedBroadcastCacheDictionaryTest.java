@@ -1,6 +1,5 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
 import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
@@ -8,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -36,7 +36,12 @@ class DecodedBroadcastCacheDictionaryTest {
     cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
     broadcast =
         TestBroadcast.encode(
-            41, Shape.DICTIONARY, SPARK_LZ4, allocator, new int[] {700, 300}, new int[] {500});
+            41,
+            Shape.DICTIONARY,
+            SparkStreamCodec.LZ4,
+            allocator,
+            new int[] {700, 300},
+            new int[] {500});
   }
 
   @AfterEach

@@ -1,6 +1,5 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
 import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
@@ -10,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
@@ -86,7 +86,7 @@ class DecodedBroadcastCacheFailureTest {
 
   @Test
   void waitersOfAFailedDecodeDecodeForThemselvesAndTheFailingTaskGetsTheError() throws Exception {
-    TestBroadcast broadcast = broadcast(SPARK_LZ4);
+    TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
     ScriptedDecoder.Gate gate = decoder.blockCall(1);
     decoder.failCall(1);
     FakeTask failing = new FakeTask();
@@ -168,7 +168,7 @@ class DecodedBroadcastCacheFailureTest {
 
   @Test
   void failedPrivateDecodeWithSharingOffLeavesNothing() throws Exception {
-    TestBroadcast broadcast = broadcast(SPARK_LZ4);
+    TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
     decoder.failCall(1);
     FakeTask task = new FakeTask();
     assertThrows(ScriptedDecoder.InjectedFailure.class, () -> cache.open(broadcast, task, false));

@@ -1,6 +1,5 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
 import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
@@ -8,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
@@ -81,7 +81,7 @@ class DecodedBroadcastCacheSharingTest {
 
   @Test
   void overlappingTasksDecodeOnceHoldOneCopyAndFreeItWithTheLastTask() throws Exception {
-    TestBroadcast broadcast = broadcast(SPARK_LZ4);
+    TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
     long oneDecode = bytesOfOneDecode(broadcast, allocator);
     List<FakeTask> tasks = newTasks(TASKS);
 
@@ -162,7 +162,7 @@ class DecodedBroadcastCacheSharingTest {
 
   @Test
   void sharingOffDecodesForEachOverlappingTaskThroughTheSameReader() throws Exception {
-    TestBroadcast broadcast = broadcast(SPARK_LZ4);
+    TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
     long oneDecode = bytesOfOneDecode(broadcast, allocator);
     List<FakeTask> tasks = newTasks(TASKS);
 

@@ -1,12 +1,12 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
 import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
@@ -59,13 +59,19 @@ class DecodedBroadcastCacheStressTest {
     List<TestBroadcast> broadcasts =
         Arrays.asList(
             TestBroadcast.encode(
-                1, Shape.BUILD_SIDE, SPARK_LZ4, allocator, new int[] {500, 500}, new int[] {300}),
+                1,
+                Shape.BUILD_SIDE,
+                SparkStreamCodec.LZ4,
+                allocator,
+                new int[] {500, 500},
+                new int[] {300}),
             TestBroadcast.encode(
                 2, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {2000}),
-            TestBroadcast.encode(3, Shape.DICTIONARY, SPARK_LZ4, allocator, new int[] {400, 400}),
+            TestBroadcast.encode(
+                3, Shape.DICTIONARY, SparkStreamCodec.LZ4, allocator, new int[] {400, 400}),
             TestBroadcast.encode(
                 4, Shape.ZERO_COLUMNS, StreamCodec.NONE, allocator, new int[] {10, 0}, new int[0]),
-            TestBroadcast.encode(5, Shape.BUILD_SIDE, SPARK_LZ4, allocator));
+            TestBroadcast.encode(5, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator));
     Consumer[] consumers = Consumer.values();
     Tally tally = new Tally();
     ExecutorService workers = Executors.newFixedThreadPool(THREADS);

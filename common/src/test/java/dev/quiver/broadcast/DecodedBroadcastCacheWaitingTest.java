@@ -1,6 +1,5 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.SPARK_LZ4;
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
 import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
@@ -11,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.io.InterruptedIOException;
 import java.util.concurrent.CompletableFuture;
@@ -45,7 +45,8 @@ class DecodedBroadcastCacheWaitingTest {
     decoder = new ScriptedDecoder();
     cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
     broadcast =
-        TestBroadcast.encode(21, Shape.BUILD_SIDE, SPARK_LZ4, allocator, new int[] {1000, 1000});
+        TestBroadcast.encode(
+            21, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator, new int[] {1000, 1000});
   }
 
   @AfterEach

@@ -9,11 +9,11 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.quiver.ipc.ArrowIpc;
+import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.shuffle.ShuffleBlockWriter;
 import dev.quiver.testing.TestData;
 import dev.quiver.tools.QuiverDump;
-import dev.quiver.tools.SparkCodec;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -126,7 +126,9 @@ class QuiverDumpTest {
         Files.write(
             file,
             ArrowIpc.encode(
-                root, new DictionaryProvider.MapDictionaryProvider(), SparkCodec.forName(codec)));
+                root,
+                new DictionaryProvider.MapDictionaryProvider(),
+                SparkStreamCodec.forName(codec)));
 
         Run summary = dump("--codec", codec, file);
         assertEquals(0, summary.status, summary::toString);
@@ -221,7 +223,8 @@ class QuiverDumpTest {
         root.setRowCount(1);
         Files.write(
             file,
-            ArrowIpc.encode(root, new DictionaryProvider.MapDictionaryProvider(), SparkCodec.NONE));
+            ArrowIpc.encode(
+                root, new DictionaryProvider.MapDictionaryProvider(), SparkStreamCodec.NONE));
       }
       assertEquals(0, allocator.getAllocatedMemory());
     }
@@ -238,7 +241,8 @@ class QuiverDumpTest {
         VectorSchemaRoot root = TestData.allTypes(allocator, ROWS, 4)) {
       Files.write(
           file,
-          ArrowIpc.encode(root, new DictionaryProvider.MapDictionaryProvider(), SparkCodec.LZ4));
+          ArrowIpc.encode(
+              root, new DictionaryProvider.MapDictionaryProvider(), SparkStreamCodec.LZ4));
     }
     dump("--codec", "zstd", file)
         .assertOneLineError("is neither a shuffle file (no index beside it, no block header");

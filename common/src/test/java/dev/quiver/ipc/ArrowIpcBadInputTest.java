@@ -47,7 +47,7 @@ class ArrowIpcBadInputTest {
   }
 
   static List<StreamCodec> codecs() {
-    return Arrays.asList(StreamCodec.NONE, TestCodecs.LZ4, TestCodecs.ZSTD);
+    return Arrays.asList(StreamCodec.NONE, SparkStreamCodec.LZ4, SparkStreamCodec.ZSTD);
   }
 
   @ParameterizedTest
@@ -138,11 +138,11 @@ class ArrowIpcBadInputTest {
     byte[] lz4;
     byte[] zstd;
     try (VectorSchemaRoot root = TestData.allTypes(allocator, 8, 7)) {
-      lz4 = ArrowIpc.encode(root, null, TestCodecs.LZ4);
-      zstd = ArrowIpc.encode(root, null, TestCodecs.ZSTD);
+      lz4 = ArrowIpc.encode(root, null, SparkStreamCodec.LZ4);
+      zstd = ArrowIpc.encode(root, null, SparkStreamCodec.ZSTD);
     }
-    expectReported(lz4, TestCodecs.ZSTD, "lz4 read as zstd");
-    expectReported(zstd, TestCodecs.LZ4, "zstd read as lz4");
+    expectReported(lz4, SparkStreamCodec.ZSTD, "lz4 read as zstd");
+    expectReported(zstd, SparkStreamCodec.LZ4, "zstd read as lz4");
     expectReported(lz4, StreamCodec.NONE, "lz4 read as plain");
     expectReported(zstd, StreamCodec.NONE, "zstd read as plain");
   }

@@ -54,7 +54,7 @@ class ArrowIpcDictionaryTest {
   }
 
   static List<StreamCodec> codecs() {
-    return Arrays.asList(StreamCodec.NONE, TestCodecs.LZ4, TestCodecs.ZSTD);
+    return Arrays.asList(StreamCodec.NONE, SparkStreamCodec.LZ4, SparkStreamCodec.ZSTD);
   }
 
   @ParameterizedTest

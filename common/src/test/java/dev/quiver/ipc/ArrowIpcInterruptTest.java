@@ -68,7 +68,8 @@ class ArrowIpcInterruptTest {
       for (int i = 0; i < batches; i++) {
         roots.add(TestData.buildSide(allocator, i * 2000L, 2000));
       }
-      return encodeBatches(TestData.buildSideSchema(), roots, null, TestCodecs.LZ4, allocator);
+      return encodeBatches(
+          TestData.buildSideSchema(), roots, null, SparkStreamCodec.LZ4, allocator);
     } finally {
       roots.forEach(VectorSchemaRoot::close);
     }
@@ -95,7 +96,8 @@ class ArrowIpcInterruptTest {
                 Thread.currentThread().interrupt();
               }
               try {
-                ArrowIpc.decode(source.open(), TestCodecs.LZ4, allocator, "interrupted").close();
+                ArrowIpc.decode(source.open(), SparkStreamCodec.LZ4, allocator, "interrupted")
+                    .close();
               } catch (Throwable t) {
                 failure.set(t);
               }

@@ -56,7 +56,7 @@ class ArrowIpcRoundTripTest {
   }
 
   static List<StreamCodec> codecs() {
-    return Arrays.asList(StreamCodec.NONE, TestCodecs.LZ4, TestCodecs.ZSTD);
+    return Arrays.asList(StreamCodec.NONE, SparkStreamCodec.LZ4, SparkStreamCodec.ZSTD);
   }
 
   @ParameterizedTest
@@ -199,9 +199,9 @@ class ArrowIpcRoundTripTest {
   @Test
   void decodedBuffersBelongToTheGivenAllocator() throws IOException {
     try (VectorSchemaRoot original = TestData.allTypes(allocator, 50, 5)) {
-      byte[] bytes = ArrowIpc.encode(original, null, TestCodecs.LZ4);
+      byte[] bytes = ArrowIpc.encode(original, null, SparkStreamCodec.LZ4);
       try (BufferAllocator child = allocator.newChildAllocator("decode", 0, Long.MAX_VALUE)) {
-        DecodedStream decoded = ArrowIpc.decode(bytes, TestCodecs.LZ4, child, "owned");
+        DecodedStream decoded = ArrowIpc.decode(bytes, SparkStreamCodec.LZ4, child, "owned");
         assertTrue(child.getAllocatedMemory() > 0);
         assertTrue(decoded.batchBytes() > 0);
         decoded.close();

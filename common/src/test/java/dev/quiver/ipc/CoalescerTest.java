@@ -49,7 +49,7 @@ class CoalescerTest {
   }
 
   static List<StreamCodec> codecs() {
-    return Arrays.asList(StreamCodec.NONE, TestCodecs.LZ4, TestCodecs.ZSTD);
+    return Arrays.asList(StreamCodec.NONE, SparkStreamCodec.LZ4, SparkStreamCodec.ZSTD);
   }
 
   @ParameterizedTest
@@ -94,7 +94,7 @@ class CoalescerTest {
   void streamsWithDictionariesAreReturnedUnchanged() throws IOException {
     List<byte[]> streams = Arrays.asList(dictionaryStream("a", "b"), dictionaryStream("c", "d"));
 
-    Coalescer.Result result = Coalescer.coalesce(streams, TestCodecs.LZ4, allocator);
+    Coalescer.Result result = Coalescer.coalesce(streams, SparkStreamCodec.LZ4, allocator);
 
     assertFalse(result.coalesced());
     assertEquals(2, result.streams().size());
@@ -108,7 +108,7 @@ class CoalescerTest {
   @Test
   void emptyInputGivesNoStream() throws IOException {
     Coalescer.Result result =
-        Coalescer.coalesce(Collections.emptyList(), TestCodecs.LZ4, allocator);
+        Coalescer.coalesce(Collections.emptyList(), SparkStreamCodec.LZ4, allocator);
 
     assertTrue(result.streams().isEmpty());
     assertEquals(0, result.inputStreams());
@@ -121,21 +121,25 @@ class CoalescerTest {
   void inputWithoutRowsGivesNoStream() throws IOException {
     List<byte[]> streams = new ArrayList<>();
     try (VectorSchemaRoot empty = TestData.allTypes(allocator, 0, 1)) {
-      streams.add(ArrowIpc.encode(empty, null, TestCodecs.ZSTD));
+      streams.add(ArrowIpc.encode(empty, null, SparkStreamCodec.ZSTD));
       streams.add(
           encodeBatches(
               TestData.allTypesSchema(),
               Arrays.asList(empty, empty),
               null,
-              TestCodecs.ZSTD,
+              SparkStreamCodec.ZSTD,
               allocator));
     }
     // A stream with a schema and no batch at all.
     streams.add(
         ArrowIpc.encode(
-            TestData.allTypesSchema(), Collections.emptyList(), null, TestCodecs.ZSTD, allocator));
+            TestData.allTypesSchema(),
+            Collections.emptyList(),
+            null,
+            SparkStreamCodec.ZSTD,
+            allocator));
 
-    Coalescer.Result result = Coalescer.coalesce(streams, TestCodecs.ZSTD, allocator);
+    Coalescer.Result result = Coalescer.coalesce(streams, SparkStreamCodec.ZSTD, allocator);
 
     assertTrue(result.streams().isEmpty());
     assertEquals(3, result.inputStreams());
@@ -147,11 +151,11 @@ class CoalescerTest {
   void singleOneBatchStreamIsReturnedAsIs() throws IOException {
     byte[] stream;
     try (VectorSchemaRoot root = TestData.buildSide(allocator, 1000, 64)) {
-      stream = ArrowIpc.encode(root, null, TestCodecs.LZ4);
+      stream = ArrowIpc.encode(root, null, SparkStreamCodec.LZ4);
     }
 
     Coalescer.Result result =
-        Coalescer.coalesce(Collections.singletonList(stream), TestCodecs.LZ4, allocator);
+        Coalescer.coalesce(Collections.singletonList(stream), SparkStreamCodec.LZ4, allocator);
 
     assertFalse(result.coalesced());
     assertEquals(1, result.streams().size());
@@ -166,14 +170,15 @@ class CoalescerTest {
     try (VectorSchemaRoot a = TestData.buildSide(allocator, 0, 10);
         VectorSchemaRoot b = TestData.buildSide(allocator, 10, 10);
         VectorSchemaRoot c = TestData.allTypes(allocator, 10, 1)) {
-      streams.add(ArrowIpc.encode(a, null, TestCodecs.LZ4));
-      streams.add(ArrowIpc.encode(b, null, TestCodecs.LZ4));
-      streams.add(ArrowIpc.encode(c, null, TestCodecs.LZ4));
+      streams.add(ArrowIpc.encode(a, null, SparkStreamCodec.LZ4));
+      streams.add(ArrowIpc.encode(b, null, SparkStreamCodec.LZ4));
+      streams.add(ArrowIpc.encode(c, null, SparkStreamCodec.LZ4));
     }
 
     IpcFormatException e =
         assertThrows(
-            IpcFormatException.class, () -> Coalescer.coalesce(streams, TestCodecs.LZ4, allocator));
+            IpcFormatException.class,
+            () -> Coalescer.coalesce(streams, SparkStreamCodec.LZ4, allocator));
 
     assertTrue(e.getMessage().contains("coalesce input stream 2"), e.getMessage());
     assertTrue(e.getMessage().contains("schema"), e.getMessage());
@@ -183,14 +188,15 @@ class CoalescerTest {
   void corruptInputStreamIsReportedByIndex() throws IOException {
     List<byte[]> streams = new ArrayList<>();
     try (VectorSchemaRoot a = TestData.buildSide(allocator, 0, 10)) {
-      streams.add(ArrowIpc.encode(a, null, TestCodecs.LZ4));
-      byte[] cut = ArrowIpc.encode(a, null, TestCodecs.LZ4);
+      streams.add(ArrowIpc.encode(a, null, SparkStreamCodec.LZ4));
+      byte[] cut = ArrowIpc.encode(a, null, SparkStreamCodec.LZ4);
       streams.add(Arrays.copyOf(cut, cut.length / 2));
     }
 
     IpcFormatException e =
         assertThrows(
-            IpcFormatException.class, () -> Coalescer.coalesce(streams, TestCodecs.LZ4, allocator));
+            IpcFormatException.class,
+            () -> Coalescer.coalesce(streams, SparkStreamCodec.LZ4, allocator));
 
     assertTrue(e.getMessage().contains("coalesce input stream 1"), e.getMessage());
   }
@@ -205,18 +211,19 @@ class CoalescerTest {
       for (int n : rows) {
         batches.add(new ArrowRecordBatch(n, Collections.emptyList(), Collections.emptyList()));
       }
-      streams.add(ArrowIpc.encode(noFields, batches, null, TestCodecs.ZSTD, allocator));
+      streams.add(ArrowIpc.encode(noFields, batches, null, SparkStreamCodec.ZSTD, allocator));
       batches.forEach(ArrowRecordBatch::close);
     }
 
-    Coalescer.Result result = Coalescer.coalesce(streams, TestCodecs.ZSTD, allocator);
+    Coalescer.Result result = Coalescer.coalesce(streams, SparkStreamCodec.ZSTD, allocator);
 
     assertTrue(result.coalesced());
     assertEquals(4, result.inputBatches());
     assertEquals(373, result.rows());
     assertEquals(1, result.streams().size());
     try (DecodedStream merged =
-        ArrowIpc.decode(result.streams().get(0), TestCodecs.ZSTD, allocator, "zero columns")) {
+        ArrowIpc.decode(
+            result.streams().get(0), SparkStreamCodec.ZSTD, allocator, "zero columns")) {
       assertEquals(noFields, merged.schema());
       assertEquals(1, merged.batches().size());
       assertEquals(373, merged.batches().get(0).getLength());
@@ -250,7 +257,7 @@ class CoalescerTest {
           .dictionary(1, dictionary, false)
           .batch(batch)
           .end()
-          .compressed(TestCodecs.LZ4);
+          .compressed(SparkStreamCodec.LZ4);
     }
   }
 }

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
-import dev.quiver.tools.SparkCodec;
+import dev.quiver.ipc.SparkStreamCodec;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -140,7 +140,7 @@ class CometDamageTest {
       throws IOException {
     List<List<Object>> rows = new ArrayList<>();
     try (DecodedStream decoded =
-            ArrowIpc.decode(bytes, SparkCodec.LZ4, allocator, "broadcast-0.bin");
+            ArrowIpc.decode(bytes, SparkStreamCodec.LZ4, allocator, "broadcast-0.bin");
         VectorSchemaRoot root = VectorSchemaRoot.create(decoded.schema(), allocator)) {
       for (ArrowRecordBatch batch : decoded.batches()) {
         new VectorLoader(root).load(batch);

@@ -1,8 +1,7 @@
-package dev.quiver.tools;
+package dev.quiver.ipc;
 
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
 import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
-import dev.quiver.ipc.StreamCodec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -31,7 +30,7 @@ import org.xerial.snappy.SnappyOutputStream;
  *   <li>{@code none}: the bytes as they are.
  * </ul>
  */
-public final class SparkCodec implements StreamCodec {
+public final class SparkStreamCodec implements StreamCodec {
 
   /** Spark's {@code spark.io.compression.lz4.blockSize} default. */
   static final int LZ4_BLOCK_SIZE = 32 * 1024;
@@ -52,14 +51,14 @@ public final class SparkCodec implements StreamCodec {
     NONE
   }
 
-  public static final SparkCodec LZ4 = new SparkCodec(Kind.LZ4);
-  public static final SparkCodec ZSTD = new SparkCodec(Kind.ZSTD);
-  public static final SparkCodec SNAPPY = new SparkCodec(Kind.SNAPPY);
-  public static final SparkCodec NONE = new SparkCodec(Kind.NONE);
+  public static final SparkStreamCodec LZ4 = new SparkStreamCodec(Kind.LZ4);
+  public static final SparkStreamCodec ZSTD = new SparkStreamCodec(Kind.ZSTD);
+  public static final SparkStreamCodec SNAPPY = new SparkStreamCodec(Kind.SNAPPY);
+  public static final SparkStreamCodec NONE = new SparkStreamCodec(Kind.NONE);
 
   private final Kind kind;
 
-  private SparkCodec(Kind kind) {
+  private SparkStreamCodec(Kind kind) {
     this.kind = kind;
   }
 
@@ -69,8 +68,8 @@ public final class SparkCodec implements StreamCodec {
    *
    * @throws IllegalArgumentException for any other name
    */
-  public static SparkCodec forName(String name) {
-    for (SparkCodec codec : new SparkCodec[] {LZ4, ZSTD, SNAPPY, NONE}) {
+  public static SparkStreamCodec forName(String name) {
+    for (SparkStreamCodec codec : new SparkStreamCodec[] {LZ4, ZSTD, SNAPPY, NONE}) {
       if (codec.toString().equals(name.toLowerCase(Locale.ROOT))) {
         return codec;
       }
@@ -115,7 +114,7 @@ public final class SparkCodec implements StreamCodec {
   }
 
   /** How this codec frames its bytes, for the dump's description of a file. */
-  String framing() {
+  public String framing() {
     switch (kind) {
       case LZ4:
         return "Spark's lz4 codec: LZ4Block framing, xxhash32 block checksums";
@@ -129,7 +128,7 @@ public final class SparkCodec implements StreamCodec {
   }
 
   /** Whether {@code head} (a file's first bytes) starts as this codec's streams start. */
-  boolean startsLikeStream(byte[] head) {
+  public boolean startsLikeStream(byte[] head) {
     byte[] magic;
     switch (kind) {
       case LZ4:
