@@ -43,9 +43,11 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
         s"${ms(m.slowestMillis)} | $decodes |"
     }
     val ratios = shapes.flatMap { shape =>
-      for (off <- medians(shape, "off"); on <- medians(shape, "on"))
-        yield f"- ${shape.name}: probe tasks' CPU off/on = ${ratio(off.cpuMillis, on.cpuMillis)}, " +
-          f"wall off/on = ${ratio(off.wallMillis, on.wallMillis)}"
+      for {
+        off <- medians(shape, "off")
+        on <- medians(shape, "on")
+      } yield s"- ${shape.name}: probe tasks' CPU off/on = ${ratio(off.cpuMillis, on.cpuMillis)}, " +
+        s"wall off/on = ${ratio(off.wallMillis, on.wallMillis)}"
     }
     val rounds = runs.map(_.round).distinct.size
     (Seq(
