@@ -1,0 +1,48 @@
+package dev.quiver.spark.shuffle
+
+import org.apache.spark.SparkContext
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+
+/**
+ * What the reduce side of one exchange read, summed over its tasks: Spark SQL metrics, so that an
+ * engine can show them on its own plan node (`asMap`), and named accumulators, so that they also
+ * appear per task on Spark's stage page. Spark's own shuffle read metrics (bytes and blocks
+ * fetched, fetch wait time, records read) are filled as for any shuffle.
+ *
+ * @param blocksRead Quiver shuffle blocks read
+ * @param blockBytesRead bytes of those blocks, headers included, as Quiver's readers got them
+ *   (after Spark's shuffle decompression, if any)
+ * @param readTime time spent reading and decoding blocks (decoding path) or reading them (raw-block
+ *   path), not counting Spark's wait for fetches
+ * @param rowsRead rows decoded (decoding path only)
+ * @param batchesOut batches handed to the consumer after coalescing (decoding path only)
+ */
+final class QuiverShuffleMetrics private (
+    val blocksRead: SQLMetric,
+    val blockBytesRead: SQLMetric,
+    val readTime: SQLMetric,
+    val rowsRead: SQLMetric,
+    val batchesOut: SQLMetric
+) extends Serializable {
+
+  /** The metrics by the keys an engine would give them in its plan node's `metrics`. */
+  def asMap: Map[String, SQLMetric] = Map(
+    "quiverBlocksRead" -> blocksRead,
+    "quiverBlockBytesRead" -> blockBytesRead,
+    "quiverReadTime" -> readTime,
+    "quiverRowsRead" -> rowsRead,
+    "quiverBatchesOut" -> batchesOut
+  )
+}
+
+object QuiverShuffleMetrics {
+
+  /** New metrics, registered with `sc` (on the driver). */
+  def apply(sc: SparkContext): QuiverShuffleMetrics = new QuiverShuffleMetrics(
+    SQLMetrics.createMetric(sc, "Quiver shuffle blocks read"),
+    SQLMetrics.createSizeMetric(sc, "Quiver shuffle block bytes read"),
+    SQLMetrics.createNanoTimingMetric(sc, "Quiver shuffle read and decode time"),
+    SQLMetrics.createMetric(sc, "Quiver shuffle rows read"),
+    SQLMetrics.createMetric(sc, "Quiver shuffle batches out")
+  )
+}

@@ -1,0 +1,37 @@
+package dev.quiver.spark.shuffle
+
+/** How a [[QuiverExchange]] assigns rows to its reduce partitions. */
+sealed trait ShufflePartitioning extends Serializable {
+
+  def numPartitions: Int
+}
+
+object ShufflePartitioning {
+
+  /**
+   * By Spark's hash of the named top-level columns (`Murmur3Hash` with seed 42, then `pmod` by the
+   * number of partitions): each row goes to the partition `df.repartition(numPartitions, keys)`
+   * puts it in, so the exchange's output can be co-partitioned with Spark's own.
+   */
+  final case class Hash(keys: Seq[String], numPartitions: Int) extends ShufflePartitioning {
+    require(keys.nonEmpty, "hash partitioning needs at least one key column")
+    require(numPartitions > 0, s"numPartitions must be positive, got $numPartitions")
+  }
+
+  /**
+   * Rows dealt to the partitions in turn, each map task starting at its own partition. Which row
+   * lands where depends on the order of the rows in each input partition, so the input must
+   * produce its rows in the same order when a map task is retried.
+   */
+  final case class RoundRobin(numPartitions: Int) extends ShufflePartitioning {
+    require(numPartitions > 0, s"numPartitions must be positive, got $numPartitions")
+  }
+
+  /** Every row to one partition. */
+  case object Single extends ShufflePartitioning {
+    override val numPartitions: Int = 1
+  }
+
+  def hash(numPartitions: Int, key: String, moreKeys: String*): Hash =
+    Hash(key +: moreKeys.toList, numPartitions)
+}

@@ -1,0 +1,137 @@
+package org.apache.spark.sql.quiver.shuffle
+
+import dev.quiver.shuffle.ShuffleBlockDecoder
+import org.apache.arrow.vector.VectorSchemaRoot
+import org.apache.arrow.vector.util.VectorSchemaRootAppender
+import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
+
+/**
+ * The decoding path of one reduce task: decodes the blocks of every map output in turn and hands
+ * them on as `ColumnarBatch`es, appending consecutive small ones into one batch of at most
+ * `batchSize` rows. A batch that has `batchSize` rows or more on its own is handed on as decoded.
+ *
+ * A batch is valid until `hasNext` is called again; the decoders close theirs then, this iterator
+ * its coalesced ones, and whatever is open when the task completes is closed by its completion
+ * listeners.
+ */
+final class DecodedBatches(task: ReduceTask, batchSize: Int) extends Iterator[ColumnarBatch] {
+
+  private var decoder: ShuffleBlockDecoder = _
+
+  /** The decoder's current batch has been decoded but not yet handed on or appended. */
+  private var pending = false
+
+  /** Small batches appended so far, not yet handed on. */
+  private var coalesced: VectorSchemaRoot = _
+
+  /** The coalesced batch last handed on; closed when the consumer asks for the next one. */
+  private var handedOn: VectorSchemaRoot = _
+
+  private var ready: ColumnarBatch = _
+
+  task.scope.onCompletion(() => closeCoalesced())
+
+  override def hasNext: Boolean = {
+    if (ready == null) {
+      closeHandedOn()
+      ready = advance()
+    }
+    ready != null
+  }
+
+  override def next(): ColumnarBatch = {
+    if (!hasNext) throw new NoSuchElementException("no more shuffled batches")
+    val batch = ready
+    ready = null
+    task.metrics.batchesOut.add(1)
+    batch
+  }
+
+  /** The next batch to hand on, or null at the end of the partition. */
+  private def advance(): ColumnarBatch = {
+    var result: ColumnarBatch = null
+    var ended = false
+    while (result == null && !ended)
+      if (!pending && !decodeNext()) {
+        ended = true
+        if (coalesced != null) result = handOnCoalesced()
+      } else {
+        val root = decoder.root()
+        val rows = root.getRowCount
+        if (rows == 0) {
+          pending = false
+        } else if (coalesced != null && coalesced.getRowCount + rows > batchSize) {
+          result = handOnCoalesced() // `root` stays pending for the next call
+        } else if (coalesced == null && rows >= batchSize) {
+          pending = false
+          result = toColumnarBatch(root)
+        } else {
+          append(root)
+          pending = false
+        }
+      }
+    result
+  }
+
+  /** Decodes the next block of the current map output, or of the next ones; false at the end. */
+  private def decodeNext(): Boolean = {
+    var decoded = false
+    while (!decoded && (decoder != null || task.hasNextStream)) {
+      if (decoder == null) decoder = task.openDecoder(task.nextStream())
+      val start = System.nanoTime()
+      val more = decoder.next()
+      task.metrics.readTime.add(System.nanoTime() - start)
+      if (more) {
+        decoded = true
+        pending = true
+        val rows = decoder.root().getRowCount
+        task.metrics.blocksRead.add(1)
+        task.metrics.rowsRead.add(rows.toLong)
+        task.countRecords(rows.toLong)
+      } else {
+        decoder.close()
+        decoder = null
+      }
+    }
+    decoded
+  }
+
+  private def append(root: VectorSchemaRoot): Unit = {
+    if (coalesced == null) {
+      coalesced = VectorSchemaRoot.create(root.getSchema, task.allocator)
+      // Arrow's appender reads the target's first offset, so the target needs its buffers.
+      coalesced.allocateNew()
+    }
+    VectorSchemaRootAppender.append(coalesced, root)
+  }
+
+  private def handOnCoalesced(): ColumnarBatch = {
+    handedOn = coalesced
+    coalesced = null
+    toColumnarBatch(handedOn)
+  }
+
+  private def closeHandedOn(): Unit =
+    if (handedOn != null) {
+      handedOn.close()
+      handedOn = null
+    }
+
+  private def closeCoalesced(): Unit = {
+    closeHandedOn()
+    if (coalesced != null) {
+      coalesced.close()
+      coalesced = null
+    }
+  }
+
+  private def toColumnarBatch(root: VectorSchemaRoot): ColumnarBatch = {
+    val columns = new Array[ColumnVector](root.getFieldVectors.size())
+    var i = 0
+    while (i < columns.length) {
+      columns(i) = new ArrowColumnVector(root.getVector(i))
+      i += 1
+    }
+    new ColumnarBatch(columns, root.getRowCount)
+  }
+}
