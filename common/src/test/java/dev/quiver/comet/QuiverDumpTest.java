@@ -12,15 +12,13 @@ import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.shuffle.ShuffleBlockWriter;
+import dev.quiver.testing.DumpRun;
 import dev.quiver.testing.TestData;
 import dev.quiver.tools.QuiverDump;
-import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.PrintStream;
 import java.math.BigDecimal;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -73,50 +71,6 @@ class QuiverDumpTest {
 
   @TempDir Path dir;
 
-  /** What one run printed. */
-  private static final class Run {
-    final int status;
-    final String out;
-    final String err;
-
-    Run(int status, String out, String err) {
-      this.status = status;
-      this.out = out;
-      this.err = err;
-    }
-
-    @Override
-    public String toString() {
-      return "exit " + status + "\nstdout:\n" + out + "\nstderr:\n" + err;
-    }
-
-    /** A failed run: exit 1 and one line on stderr, no stack trace. */
-    void assertOneLineError(String contains) {
-      assertEquals(1, status, this::toString);
-      assertTrue(err.startsWith("error: "), this::toString);
-      assertEquals(1, err.split("\n").length, this::toString);
-      assertTrue(err.contains(contains), this::toString);
-    }
-  }
-
-  private static Run dump(Object... args) {
-    String[] strings = new String[args.length];
-    for (int i = 0; i < args.length; i++) {
-      strings[i] = args[i].toString();
-    }
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status;
-    try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-      status = QuiverDump.run(strings, o, e);
-    }
-    return new Run(
-        status,
-        new String(out.toByteArray(), StandardCharsets.UTF_8),
-        new String(err.toByteArray(), StandardCharsets.UTF_8));
-  }
-
   @ParameterizedTest
   @ValueSource(strings = {"lz4", "zstd", "snappy", "none"})
   void broadcastValueInEachSparkCodec(String codec) throws IOException {
@@ -130,14 +84,14 @@ class QuiverDumpTest {
                 new DictionaryProvider.MapDictionaryProvider(),
                 SparkStreamCodec.forName(codec)));
 
-        Run summary = dump("--codec", codec, file);
+        DumpRun summary = DumpRun.of("--codec", codec, file);
         assertEquals(0, summary.status, summary::toString);
         assertTrue(summary.out.contains("codec " + codec + " ("), summary::toString);
         assertTrue(summary.out.contains("\nschema (stream): 17 fields\n"), summary::toString);
         assertTrue(
             summary.out.endsWith("\ntotal: 1 batch, " + ROWS + " rows\n"), summary::toString);
 
-        Run rows = dump("--rows", "--codec=" + codec, file);
+        DumpRun rows = DumpRun.of("--rows", "--codec=" + codec, file);
         assertEquals(0, rows.status, rows::toString);
         String[] lines = rows.out.split("\n");
         assertEquals(ROWS, lines.length);
@@ -228,7 +182,7 @@ class QuiverDumpTest {
       }
       assertEquals(0, allocator.getAllocatedMemory());
     }
-    Run run = dump("--codec", "none", "--rows", file);
+    DumpRun run = DumpRun.of("--codec", "none", "--rows", file);
     assertEquals(0, run.status, run::toString);
     assertEquals(
         "{\"u8\":255,\"u16\":65535,\"u32\":4294967295,\"u64\":18446744073709551615}\n", run.out);
@@ -244,9 +198,9 @@ class QuiverDumpTest {
           ArrowIpc.encode(
               root, new DictionaryProvider.MapDictionaryProvider(), SparkStreamCodec.LZ4));
     }
-    dump("--codec", "zstd", file)
+    DumpRun.of("--codec", "zstd", file)
         .assertOneLineError("is neither a shuffle file (no index beside it, no block header");
-    dump("--codec", "zstd", "--format", "broadcast", file)
+    DumpRun.of("--codec", "zstd", "--format", "broadcast", file)
         .assertOneLineError("Cannot decode Arrow IPC stream (broadcast value broadcast.bin)");
   }
 
@@ -291,7 +245,7 @@ class QuiverDumpTest {
   @Test
   void quiverShuffleFileWithEveryBlockCodec() throws IOException {
     Path data = quiverShuffleFile();
-    Run run = dump(data);
+    DumpRun run = DumpRun.of(data);
     assertEquals(0, run.status, run::toString);
     assertTrue(run.out.contains("index shuffle_0_1_0.index: 3 partitions\n"), run::toString);
     assertTrue(run.out.contains("\nschema (from the first block): 17 fields\n"), run::toString);
@@ -302,15 +256,15 @@ class QuiverDumpTest {
     }
     assertTrue(run.out.endsWith("\ntotal: 3 partitions, 4 blocks, 34 rows\n"), run::toString);
 
-    Run one = dump("--partition", 2, "--rows", data);
+    DumpRun one = DumpRun.of("--partition", 2, "--rows", data);
     assertEquals(0, one.status, one::toString);
     assertEquals(14, one.out.split("\n").length, one::toString);
     assertTrue(one.err.endsWith("\ntotal: partition 2 only: 2 blocks, 14 rows\n"), one::toString);
 
-    Run limited = dump("--rows", "--limit", 3, data);
+    DumpRun limited = DumpRun.of("--rows", "--limit", 3, data);
     assertEquals(3, limited.out.split("\n").length, limited::toString);
 
-    Run outside = dump("--partition", 3, data);
+    DumpRun outside = DumpRun.of("--partition", 3, data);
     assertEquals(2, outside.status, outside::toString);
     assertTrue(
         outside.err.startsWith("dump: --partition 3: the file has partitions 0 to 2\n"),
@@ -322,7 +276,7 @@ class QuiverDumpTest {
     Path data = quiverShuffleFile();
     Path blocks = dir.resolve("blocks.bin");
     Files.copy(data, blocks);
-    Run run = dump(blocks);
+    DumpRun run = DumpRun.of(blocks);
     assertEquals(0, run.status, run::toString);
     assertTrue(run.out.contains(": one stream of blocks\n"), run::toString);
     assertTrue(run.out.endsWith("\ntotal: 4 blocks, 34 rows\n"), run::toString);
@@ -333,7 +287,7 @@ class QuiverDumpTest {
     Path data = quiverShuffleFile();
     byte[] bytes = Files.readAllBytes(data);
     Files.write(data, Arrays.copyOf(bytes, bytes.length - 5));
-    dump(data)
+    DumpRun.of(data)
         .assertOneLineError(
             "shuffle_0_1_0.index says the data ends at file offset "
                 + bytes.length
@@ -350,7 +304,7 @@ class QuiverDumpTest {
     long start = startOfPartition(dir.resolve("shuffle_0_1_0.index"), 2);
     bytes[(int) start + 16] = 'X';
     Files.write(data, bytes);
-    Run run = dump(data);
+    DumpRun run = DumpRun.of(data);
     run.assertOneLineError(
         "Corrupt shuffle block 0 at stream offset 0 (shuffle_0_1_0.data partition 2, which starts"
             + " at file offset "
@@ -370,9 +324,10 @@ class QuiverDumpTest {
   void badIndexNamesTheOffset() throws IOException {
     Path data = quiverShuffleFile();
     writeIndex(dir.resolve("shuffle_0_1_0.index"), Arrays.asList(0L, 500L, 100L, Files.size(data)));
-    dump(data).assertOneLineError("offset 2 (at index byte 16) is 100, expected at least 500");
+    DumpRun.of(data)
+        .assertOneLineError("offset 2 (at index byte 16) is 100, expected at least 500");
     Files.write(dir.resolve("shuffle_0_1_0.index"), new byte[12]);
-    dump(data).assertOneLineError("is not a Spark shuffle index: 12 bytes");
+    DumpRun.of(data).assertOneLineError("is not a Spark shuffle index: 12 bytes");
   }
 
   @Test
@@ -381,24 +336,24 @@ class QuiverDumpTest {
     byte[] bytes = new byte[5000];
     new Random(7).nextBytes(bytes);
     Files.write(file, bytes);
-    dump(file)
+    DumpRun.of(file)
         .assertOneLineError(
             "random.bin is neither a shuffle file (no index beside it, no block header at offset 0)"
                 + " nor a lz4 broadcast value: Cannot decode Arrow IPC stream");
     Path empty = dir.resolve("empty.bin");
     Files.write(empty, new byte[0]);
-    dump(empty).assertOneLineError("is empty");
-    dump(dir.resolve("missing.bin")).assertOneLineError("missing.bin: no such file");
+    DumpRun.of(empty).assertOneLineError("is empty");
+    DumpRun.of(dir.resolve("missing.bin")).assertOneLineError("missing.bin: no such file");
   }
 
   @Test
   void usage() {
-    Run help = dump("--help");
+    DumpRun help = DumpRun.of("--help");
     assertEquals(0, help.status);
     assertTrue(help.out.startsWith("Usage: dev/dump [options] FILE..."), help::toString);
     for (Object[] args :
         new Object[][] {{}, {"--bogus", "x"}, {"--codec", "brotli", "x"}, {"--limit"}}) {
-      Run run = dump(args);
+      DumpRun run = DumpRun.of(args);
       assertEquals(2, run.status, run::toString);
       assertTrue(run.err.endsWith("Try --help.\n"), run::toString);
     }

@@ -9,13 +9,12 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.quiver.testing.DumpRun;
 import dev.quiver.tools.QuiverDump;
 import java.io.BufferedReader;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,7 +68,7 @@ class CometDumpTest {
   private static Map<Long, JsonNode> dim;
 
   private static Map<Long, JsonNode> broadcastRows;
-  private static final Map<String, Run> shuffleRuns = new HashMap<>();
+  private static final Map<String, DumpRun> shuffleRuns = new HashMap<>();
   private static String broadcastLines;
 
   @BeforeAll
@@ -89,49 +88,13 @@ class CometDumpTest {
     assertEquals(DIM_ROWS, dim.size());
   }
 
-  /** What one run printed. */
-  private static final class Run {
-    final int status;
-    final String out;
-    final String err;
-
-    Run(int status, String out, String err) {
-      this.status = status;
-      this.out = out;
-      this.err = err;
-    }
-
-    @Override
-    public String toString() {
-      return "exit " + status + "\nstdout:\n" + head(out) + "\nstderr:\n" + head(err);
-    }
-
-    private static String head(String text) {
-      return text.length() > 2000 ? text.substring(0, 2000) + "..." : text;
-    }
-  }
-
-  private static Run dump(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int status;
-    try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-      status = QuiverDump.run(args, o, e);
-    }
-    return new Run(
-        status,
-        new String(out.toByteArray(), StandardCharsets.UTF_8),
-        new String(err.toByteArray(), StandardCharsets.UTF_8));
-  }
-
   private static String file(String relative) {
     return root.resolve(relative).toString();
   }
 
   @Test
   void broadcastValueTotals() {
-    Run run = dump(file("broadcast-0.bin"));
+    DumpRun run = DumpRun.of(file("broadcast-0.bin"));
     assertEquals(0, run.status, run::toString);
     assertEquals("", run.err, run::toString);
     assertTrue(run.out.contains("codec lz4 (Spark's lz4 codec"), run::toString);
@@ -149,11 +112,11 @@ class CometDumpTest {
    * One run per codec over both maps, the first named by its data file and the second by its index,
    * with {@code --rows}: the rows on stdout, the summary on stderr.
    */
-  private static Run shuffleRun(String codec) {
+  private static DumpRun shuffleRun(String codec) {
     return shuffleRuns.computeIfAbsent(
         codec,
         c ->
-            dump(
+            DumpRun.of(
                 "--rows",
                 file("shuffle/" + c + "/" + CometTestFiles.MAPS[0] + ".data"),
                 file("shuffle/" + c + "/" + CometTestFiles.MAPS[1] + ".index")));
@@ -162,7 +125,7 @@ class CometDumpTest {
   @ParameterizedTest
   @ValueSource(strings = {"lz4", "snappy"})
   void shuffleTotalsOverBothMaps(String codec) throws IOException {
-    Run run = shuffleRun(codec);
+    DumpRun run = shuffleRun(codec);
     assertEquals(0, run.status, run::toString);
     String summary = run.err;
     assertTrue(summary.endsWith("\nall 2 files: 20000 rows\n"), run::toString);
@@ -226,7 +189,7 @@ class CometDumpTest {
 
   @Test
   void cometZstdVariantEndsWithTheSettingAndExitOne() {
-    Run run = dump(file("shuffle/zstd/" + CometTestFiles.MAPS[0] + ".data"));
+    DumpRun run = DumpRun.of(file("shuffle/zstd/" + CometTestFiles.MAPS[0] + ".data"));
     assertEquals(1, run.status, run::toString);
     assertOneErrorLine(run);
     assertTrue(
@@ -240,7 +203,7 @@ class CometDumpTest {
 
   @Test
   void verboseAddsTheStackTrace() {
-    Run run = dump("--verbose", file("shuffle/zstd/" + CometTestFiles.MAPS[1] + ".data"));
+    DumpRun run = DumpRun.of("--verbose", file("shuffle/zstd/" + CometTestFiles.MAPS[1] + ".data"));
     assertEquals(1, run.status, run::toString);
     assertTrue(run.err.startsWith("error: "), run::toString);
     assertTrue(run.err.contains("\n\tat dev.quiver.shuffle."), run::toString);
@@ -249,7 +212,7 @@ class CometDumpTest {
   /** The broadcast's rows as the dump writes them, keyed by the names of {@code dim}. */
   private static Map<Long, JsonNode> broadcastRows() throws IOException {
     if (broadcastRows == null) {
-      Run run = dump("--rows", "--names", DIM_NAMES, file("broadcast-0.bin"));
+      DumpRun run = DumpRun.of("--rows", "--names", DIM_NAMES, file("broadcast-0.bin"));
       assertEquals(0, run.status, run::toString);
       // With --rows the summary goes to stderr and stdout holds only the rows.
       assertTrue(run.err.endsWith("\ntotal: 1 batch, 20000 rows\n"), run::toString);
@@ -270,7 +233,7 @@ class CometDumpTest {
 
   @Test
   void broadcastRowsWithoutNamesAreKeyedByPosition() throws IOException {
-    Run run = dump("--rows", "--limit", "3", file("broadcast-0.bin"));
+    DumpRun run = DumpRun.of("--rows", "--limit", "3", file("broadcast-0.bin"));
     assertEquals(0, run.status, run::toString);
     String[] lines = run.out.split("\n");
     assertEquals(3, lines.length, run::toString);
@@ -284,7 +247,7 @@ class CometDumpTest {
   @ParameterizedTest
   @ValueSource(strings = {"lz4", "snappy"})
   void shuffleRowsOfBothMapsAreDim(String codec) throws IOException {
-    Run run = shuffleRun(codec);
+    DumpRun run = shuffleRun(codec);
     assertEquals(0, run.status, run::toString);
     Map<Long, JsonNode> rows = parseRows(run.out);
     assertEquals(dim.keySet(), rows.keySet());
@@ -328,7 +291,7 @@ class CometDumpTest {
     assertFalse(row.get("s").isNull());
   }
 
-  private static void assertOneErrorLine(Run run) {
+  private static void assertOneErrorLine(DumpRun run) {
     assertTrue(run.err.startsWith("error: "), run::toString);
     assertEquals(1, run.err.split("\n").length, run::toString);
   }
