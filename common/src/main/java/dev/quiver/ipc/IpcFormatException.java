@@ -13,4 +13,9 @@ public class IpcFormatException extends IOException {
   public IpcFormatException(String message, Throwable cause) {
     super(message, cause);
   }
+
+  /** This failure as seen from {@code what}: its message prefixed, itself the cause. */
+  IpcFormatException within(String what) {
+    return new IpcFormatException(what + ": " + getMessage(), this);
+  }
 }

@@ -160,6 +160,11 @@ public final class SparkStreamCodec implements StreamCodec {
   }
 
   @Override
+  public boolean isIdentity() {
+    return kind == Kind.NONE;
+  }
+
+  @Override
   public String toString() {
     return kind.name().toLowerCase(Locale.ROOT);
   }

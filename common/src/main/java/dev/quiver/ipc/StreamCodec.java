@@ -25,6 +25,11 @@ public interface StreamCodec {
         }
 
         @Override
+        public boolean isIdentity() {
+          return true;
+        }
+
+        @Override
         public String toString() {
           return "none";
         }
@@ -38,4 +43,12 @@ public interface StreamCodec {
    * returned stream finishes the compressed stream and closes {@code out}.
    */
   OutputStream compress(OutputStream out) throws IOException;
+
+  /**
+   * Whether this codec passes bytes through unchanged, so that a stream's compressed length is its
+   * decoded length (which the decoder then holds it to).
+   */
+  default boolean isIdentity() {
+    return false;
+  }
 }

@@ -179,6 +179,11 @@ public final class BlockCodec implements StreamCodec {
   }
 
   @Override
+  public boolean isIdentity() {
+    return kind == Kind.NONE;
+  }
+
+  @Override
   public String toString() {
     return kind == Kind.ZSTD && zstdLevel != DEFAULT_ZSTD_LEVEL
         ? "zstd(level " + zstdLevel + ")"

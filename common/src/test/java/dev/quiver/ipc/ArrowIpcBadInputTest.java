@@ -148,7 +148,7 @@ class ArrowIpcBadInputTest {
   }
 
   @Test
-  void bodyClaimOverTheAllocatorLimitIsRefusedBeforeReading() throws IOException {
+  void bodyClaimPastAKnownLengthIsRefusedBeforeAllocating() throws IOException {
     byte[] stream = withBatchBodyLength(plainStream(), 64L << 20);
     try (BufferAllocator limited = allocator.newChildAllocator("limited", 0, 1 << 20)) {
       IpcFormatException e =
@@ -156,6 +156,45 @@ class ArrowIpcBadInputTest {
               IpcFormatException.class,
               () -> ArrowIpc.decode(stream, StreamCodec.NONE, limited, "hostile body"));
       assertTrue(e.getMessage().contains("hostile body"), e.getMessage());
+      assertTrue(e.getMessage().contains("claims 67108864 bytes of body"), e.getMessage());
+      assertTrue(e.getMessage().contains("only"), e.getMessage());
+      assertEquals(0, limited.getPeakMemoryAllocation());
+    }
+  }
+
+  @Test
+  void bodyClaimOfAStreamOfUnknownLengthCostsOnlyWhatArrives() throws IOException {
+    byte[] stream = withBatchBodyLength(plainStream(), 64L << 20);
+    try (BufferAllocator limited = allocator.newChildAllocator("limited", 0, 256L << 20)) {
+      IpcFormatException e =
+          assertThrows(
+              IpcFormatException.class,
+              () ->
+                  ArrowIpc.decode(
+                      new java.io.ByteArrayInputStream(stream),
+                      StreamCodec.NONE,
+                      limited,
+                      "hostile body"));
+      assertTrue(e.getMessage().contains("truncated"), e.getMessage());
+      // The first piece, not the 64 MiB claimed: the stream holds a few KiB.
+      assertTrue(
+          limited.getPeakMemoryAllocation() <= ArrowIpc.UNREAD_CLAIM_BYTES,
+          "peak " + limited.getPeakMemoryAllocation());
+      assertEquals(0, limited.getAllocatedMemory());
+    }
+  }
+
+  @Test
+  void aTrueBodyOverTheAllocatorLimitIsReported() throws IOException {
+    byte[] stream;
+    try (VectorSchemaRoot root = TestData.allTypes(allocator, 20_000, 3)) {
+      stream = ArrowIpc.encode(root, null, SparkStreamCodec.LZ4);
+    }
+    try (BufferAllocator limited = allocator.newChildAllocator("limited", 0, 256 << 10)) {
+      IpcFormatException e =
+          assertThrows(
+              IpcFormatException.class,
+              () -> ArrowIpc.decode(stream, SparkStreamCodec.LZ4, limited, "big body"));
       assertTrue(
           e.getMessage().contains("claims more memory than the decode may use"), e.getMessage());
       assertEquals(0, limited.getAllocatedMemory());

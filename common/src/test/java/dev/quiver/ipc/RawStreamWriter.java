@@ -3,6 +3,7 @@ package dev.quiver.ipc;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.util.Collections;
 import org.apache.arrow.vector.FieldVector;
@@ -47,6 +48,30 @@ final class RawStreamWriter {
     try (ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
       MessageSerializer.serialize(out, batch);
     }
+    return this;
+  }
+
+  /** Writes {@code batch} as it is (it stays the caller's): lengths and buffers unchecked. */
+  RawStreamWriter message(ArrowRecordBatch batch) throws IOException {
+    MessageSerializer.serialize(out, batch);
+    return this;
+  }
+
+  /** Writes {@code batch} as it is (it stays the caller's). */
+  RawStreamWriter message(ArrowDictionaryBatch batch) throws IOException {
+    MessageSerializer.serialize(out, batch);
+    return this;
+  }
+
+  /** Writes a message whose flatbuffer metadata the caller built, with no body. */
+  RawStreamWriter metadata(ByteBuffer metadata) throws IOException {
+    MessageSerializer.writeMessageBuffer(out, metadata.remaining(), metadata);
+    return this;
+  }
+
+  /** Writes raw bytes, e.g. a hand-made length prefix. */
+  RawStreamWriter bytes(byte[] raw) throws IOException {
+    out.write(raw);
     return this;
   }
 

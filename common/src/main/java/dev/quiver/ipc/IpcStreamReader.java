@@ -1,0 +1,455 @@
+package dev.quiver.ipc;
+
+import dev.quiver.ipc.IpcMessageReader.IpcMessage;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.arrow.flatbuf.Buffer;
+import org.apache.arrow.flatbuf.DictionaryBatch;
+import org.apache.arrow.flatbuf.Endianness;
+import org.apache.arrow.flatbuf.FieldNode;
+import org.apache.arrow.flatbuf.MessageHeader;
+import org.apache.arrow.flatbuf.RecordBatch;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.OutOfMemoryException;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.dictionary.Dictionary;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
+import org.apache.arrow.vector.types.MetadataVersion;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.util.DictionaryUtility;
+import org.apache.arrow.vector.util.VectorBatchAppender;
+import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
+
+/**
+ * The strict reader of one Arrow IPC stream: a schema, then dictionary and record batches, then the
+ * end-of-stream marker, and nothing after it. Stricter than Arrow's own reader wherever Arrow would
+ * leak, allocate for bytes that do not exist, crash, or return wrong values:
+ *
+ * <ul>
+ *   <li>the end-of-stream marker is required (the format makes it optional; without it a stream cut
+ *       between messages would read as a shorter stream);
+ *   <li>big-endian streams are refused (Arrow Java reads their values byte-swapped, silently);
+ *   <li>only the types Quiver reads are accepted: the view types, unions and run-end encoding are
+ *       refused by name;
+ *   <li>every record and dictionary batch is checked by {@link BatchChecks} before and after it is
+ *       loaded, and dictionary indices must lie inside their dictionary;
+ *   <li>a dictionary may not be replaced once a record batch used it (the batches before would
+ *       silently point at the new values); delta batches are appended (Arrow before 15 replaced
+ *       them);
+ *   <li>Arrow IPC body compression is refused by name (Quiver's streams are compressed whole).
+ * </ul>
+ *
+ * <p>Nothing stays allocated when reading fails.
+ */
+final class IpcStreamReader implements AutoCloseable {
+
+  /** Arrow type ids Quiver reads: every type Spark maps to Arrow, and the large variants. */
+  private static final Set<String> SUPPORTED_TYPES =
+      new HashSet<>(
+          Arrays.asList(
+              "Null",
+              "Struct",
+              "List",
+              "LargeList",
+              "FixedSizeList",
+              "Map",
+              "Int",
+              "FloatingPoint",
+              "Utf8",
+              "LargeUtf8",
+              "Binary",
+              "LargeBinary",
+              "FixedSizeBinary",
+              "Bool",
+              "Decimal",
+              "Date",
+              "Time",
+              "Timestamp",
+              "Interval",
+              "Duration"));
+
+  private final IpcMessageReader messages;
+  private final BufferAllocator allocator;
+
+  /** The schema as the stream states it (a dictionary-encoded field has its value type). */
+  private Schema schema;
+
+  private VectorSchemaRoot root;
+  private VectorLoader loader;
+  private VectorUnloader unloader;
+  private final Map<Long, Dictionary> dictionaries = new HashMap<>();
+  private final List<ArrowRecordBatch> batches = new ArrayList<>();
+
+  /** Dictionary id to whether a record batch has been read since it was loaded. */
+  private final Map<Long, Boolean> dictionaryUsed = new HashMap<>();
+
+  IpcStreamReader(IpcMessageReader messages, BufferAllocator allocator) {
+    this.messages = messages;
+    this.allocator = allocator;
+  }
+
+  /** Record batches read so far. */
+  int batchesRead() {
+    return batches.size();
+  }
+
+  /**
+   * Reads the whole stream. The result owns the batches and dictionaries; on failure nothing stays
+   * allocated (once this reader is closed).
+   */
+  DecodedStream read() throws IOException {
+    readSchema();
+    IpcMessage message;
+    while ((message = messages.next()) != null) {
+      try (IpcMessage m = message) {
+        byte type = m.metadata.headerType();
+        if (type == MessageHeader.RecordBatch) {
+          readRecordBatch(m);
+        } else if (type == MessageHeader.DictionaryBatch) {
+          readDictionaryBatch(m);
+        } else {
+          throw new IpcFormatException(m.describe() + ": a second schema message");
+        }
+      }
+    }
+    messages.expectEnd();
+    DecodedStream decoded =
+        new DecodedStream(root.getSchema(), batches, new HashMap<>(dictionaries));
+    batches.clear();
+    dictionaries.clear();
+    return decoded;
+  }
+
+  private void readSchema() throws IOException {
+    IpcMessage message = messages.next();
+    if (message == null) {
+      throw new IpcFormatException("the stream ends (end-of-stream marker) before its schema");
+    }
+    try (IpcMessage m = message) {
+      if (m.metadata.headerType() != MessageHeader.Schema) {
+        throw new IpcFormatException(
+            m.describe()
+                + ": expected the schema message first, found message type "
+                + m.metadata.headerType());
+      }
+      if (m.body.capacity() != 0) {
+        throw new IpcFormatException(m.describe() + ": the schema message has a body");
+      }
+      Schema read;
+      try {
+        org.apache.arrow.flatbuf.Schema flat =
+            (org.apache.arrow.flatbuf.Schema)
+                m.metadata.header(new org.apache.arrow.flatbuf.Schema());
+        if (flat == null) {
+          throw new IpcFormatException(m.describe() + ": the schema message has no schema");
+        }
+        if (flat.endianness() == Endianness.Big) {
+          throw new IpcFormatException(
+              "the schema declares big-endian byte order; Quiver reads little-endian streams only"
+                  + " (Arrow Java would read their values byte-swapped)");
+        }
+        read = MessageSerializer.deserializeSchema(m.metadata);
+      } catch (IpcFormatException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw new IpcFormatException(m.describe() + ": the schema does not parse", e);
+      }
+      // Arrow's own reader refuses unions in V4 metadata this way; its message says why.
+      MetadataV4UnionChecker.checkRead(read, MetadataVersion.fromFlatbufID(m.metadata.version()));
+      Map<Long, ArrowType> dictionaryTypes = new HashMap<>();
+      for (Field field : read.getFields()) {
+        checkSupported(field, dictionaryTypes);
+      }
+      schema = read;
+    }
+    List<Field> fields = new ArrayList<>();
+    List<FieldVector> vectors = new ArrayList<>();
+    try {
+      for (Field field : schema.getFields()) {
+        Field inMemory = DictionaryUtility.toMemoryFormat(field, allocator, dictionaries);
+        fields.add(inMemory);
+        vectors.add(inMemory.createVector(allocator));
+      }
+    } catch (RuntimeException e) {
+      // Arrow refuses what it cannot make (an integer of 4128 bits) with runtime exceptions.
+      closeAll(vectors);
+      throw new IpcFormatException(
+          "the schema's vectors cannot be made: " + ArrowIpc.describe(e), e);
+    }
+    root = new VectorSchemaRoot(new Schema(fields, schema.getCustomMetadata()), vectors, 0);
+    loader = new VectorLoader(root);
+    unloader = new VectorUnloader(root);
+  }
+
+  /**
+   * Refuses a type Quiver does not read, naming it, and two dictionary-encoded fields that share an
+   * id with different value types (the second would silently read the first's values).
+   */
+  private static void checkSupported(Field field, Map<Long, ArrowType> dictionaryTypes)
+      throws IpcFormatException {
+    ArrowType type = field.getType();
+    String id = type.getTypeID().name();
+    if (!SUPPORTED_TYPES.contains(id)) {
+      throw new IpcFormatException(
+          String.format(
+              "column %s has type %s, which Quiver does not read (see docs/reliability.md)",
+              field.getName(), type));
+    }
+    DictionaryEncoding encoding = field.getDictionary();
+    if (encoding != null) {
+      ArrowType previous = dictionaryTypes.putIfAbsent(encoding.getId(), type);
+      if (previous != null && !previous.equals(type)) {
+        throw new IpcFormatException(
+            String.format(
+                "columns share dictionary %d with different value types %s and %s",
+                encoding.getId(), previous, type));
+      }
+    }
+    for (Field child : field.getChildren()) {
+      checkSupported(child, dictionaryTypes);
+    }
+  }
+
+  private void readRecordBatch(IpcMessage m) throws IOException {
+    String what = m.describe() + " (record batch " + batches.size() + ")";
+    try {
+      ArrowRecordBatch batch = toBatch(header(m, new RecordBatch()), m.body);
+      try {
+        BatchChecks.checkLayout(root.getSchema().getFields(), batch, m.body.capacity());
+        load(loader, batch);
+      } finally {
+        batch.close();
+      }
+      BatchChecks.checkLoaded(root.getFieldVectors());
+      checkDictionaryIndices(root.getFieldVectors());
+    } catch (IpcFormatException e) {
+      throw e.within(what);
+    }
+    dictionaryUsed.replaceAll((id, used) -> Boolean.TRUE);
+    batches.add(unloader.getRecordBatch());
+  }
+
+  private void readDictionaryBatch(IpcMessage m) throws IOException {
+    String what = m.describe() + " (dictionary batch)";
+    try {
+      DictionaryBatch flat = header(m, new DictionaryBatch());
+      long id;
+      boolean delta;
+      RecordBatch data;
+      try {
+        id = flat.id();
+        delta = flat.isDelta();
+        data = flat.data();
+      } catch (RuntimeException e) {
+        throw new IpcFormatException("the metadata does not parse", e);
+      }
+      what = m.describe() + " (dictionary " + id + ")";
+      if (data == null) {
+        throw new IpcFormatException("no record batch holds the dictionary's values");
+      }
+      Dictionary dictionary = dictionaries.get(id);
+      if (dictionary == null) {
+        throw new IpcFormatException("dictionary " + id + " is not in the schema");
+      }
+      if (!delta && dictionaryUsed.getOrDefault(id, false)) {
+        throw new IpcFormatException(
+            "dictionary " + id + " is replaced after record batches used it; not supported");
+      }
+      try (ArrowRecordBatch batch = toBatch(data, m.body)) {
+        if (delta) {
+          appendDelta(dictionary.getVector(), batch, m.body.capacity());
+        } else {
+          loadChecked(dictionary.getVector(), batch, m.body.capacity());
+        }
+      }
+      dictionaryUsed.putIfAbsent(id, Boolean.FALSE);
+    } catch (IpcFormatException e) {
+      throw e.within(what);
+    }
+  }
+
+  /** Checks {@code batch} for {@code vector}, loads it, and checks what it loaded. */
+  private static void loadChecked(FieldVector vector, ArrowRecordBatch batch, long bodyLength)
+      throws IpcFormatException {
+    BatchChecks.checkLayout(Collections.singletonList(vector.getField()), batch, bodyLength);
+    load(new VectorLoader(single(vector)), batch);
+    BatchChecks.checkLoaded(Collections.singletonList(vector));
+  }
+
+  /**
+   * Appends a delta batch's values to its dictionary. Done here because Arrow's reader before 15.0
+   * loads a delta as a replacement.
+   */
+  private void appendDelta(FieldVector target, ArrowRecordBatch delta, long bodyLength)
+      throws IpcFormatException {
+    try (FieldVector values = target.getField().createVector(allocator)) {
+      loadChecked(values, delta, bodyLength);
+      try {
+        VectorBatchAppender.batchAppend(target, values);
+      } catch (OutOfMemoryException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw new IpcFormatException("the delta does not append to its dictionary", e);
+      }
+    }
+  }
+
+  private static VectorSchemaRoot single(FieldVector vector) {
+    return new VectorSchemaRoot(
+        Collections.singletonList(vector.getField()), Collections.singletonList(vector), 0);
+  }
+
+  /** Loads a checked batch, turning what Arrow's loader throws on bad input into ours. */
+  private static void load(VectorLoader loader, ArrowRecordBatch batch) throws IpcFormatException {
+    try {
+      loader.load(batch);
+    } catch (OutOfMemoryException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new IpcFormatException("the batch does not load: " + ArrowIpc.describe(e), e);
+    }
+  }
+
+  private void checkDictionaryIndices(List<FieldVector> vectors) throws IpcFormatException {
+    for (FieldVector vector : vectors) {
+      DictionaryEncoding encoding = vector.getField().getDictionary();
+      if (encoding != null) {
+        Dictionary dictionary = dictionaries.get(encoding.getId());
+        int size = dictionary.getVector().getValueCount();
+        if (!dictionaryUsed.containsKey(encoding.getId())
+            && vector.getNullCount() < vector.getValueCount()) {
+          throw new IpcFormatException(
+              "column "
+                  + vector.getField().getName()
+                  + " uses dictionary "
+                  + encoding.getId()
+                  + " before any dictionary batch defines it");
+        }
+        BatchChecks.checkIndices(vector, encoding.getId(), size);
+      }
+      checkDictionaryIndices(vector.getChildrenFromFields());
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends com.google.flatbuffers.Table> T header(IpcMessage m, T table)
+      throws IpcFormatException {
+    T header;
+    try {
+      header = (T) m.metadata.header(table);
+    } catch (RuntimeException e) {
+      throw new IpcFormatException("the metadata does not parse", e);
+    }
+    if (header == null) {
+      throw new IpcFormatException("the message has no header");
+    }
+    return header;
+  }
+
+  /**
+   * The batch {@code flat} describes, its buffers sliced from the message body. Every length and
+   * offset is checked against the body before a buffer is made.
+   */
+  private static ArrowRecordBatch toBatch(RecordBatch flat, ArrowBuf body)
+      throws IpcFormatException {
+    long bodyLength = body.capacity();
+    List<ArrowFieldNode> nodes = new ArrayList<>();
+    List<ArrowBuf> buffers = new ArrayList<>();
+    long rows;
+    try {
+      if (flat.compression() != null) {
+        throw new IpcFormatException(
+            "the batch uses Arrow IPC body compression (codec "
+                + flat.compression().codec()
+                + "), which Quiver does not read; Quiver's streams are compressed whole");
+      }
+      rows = flat.length();
+      int nodeCount = flat.nodesLength();
+      int bufferCount = flat.buffersLength();
+      // 16 bytes a node or buffer: a count beyond the metadata's size is garbage.
+      if (nodeCount < 0 || bufferCount < 0 || (nodeCount + (long) bufferCount) * 16 > 64L << 20) {
+        throw new IpcFormatException(
+            "the batch claims " + nodeCount + " field nodes and " + bufferCount + " buffers");
+      }
+      FieldNode node = new FieldNode();
+      for (int i = 0; i < nodeCount; i++) {
+        flat.nodes(node, i);
+        if (node.length() < 0
+            || node.length() > Integer.MAX_VALUE
+            || node.nullCount() < 0
+            || node.nullCount() > node.length()) {
+          throw new IpcFormatException(
+              String.format(
+                  "field node %d has %d values and %d nulls", i, node.length(), node.nullCount()));
+        }
+        nodes.add(new ArrowFieldNode(node.length(), node.nullCount()));
+      }
+      Buffer buffer = new Buffer();
+      for (int i = 0; i < bufferCount; i++) {
+        flat.buffers(buffer, i);
+        long offset = buffer.offset();
+        long length = buffer.length();
+        if (offset < 0 || length < 0 || offset > bodyLength || length > bodyLength - offset) {
+          throw new IpcFormatException(
+              String.format(
+                  "buffer %d claims bytes %d to %d of a %d-byte body",
+                  i, offset, offset + length, bodyLength));
+        }
+      }
+    } catch (IpcFormatException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new IpcFormatException("the metadata does not parse", e);
+    }
+    if (rows < 0 || rows > Integer.MAX_VALUE) {
+      throw new IpcFormatException("the batch claims " + rows + " rows");
+    }
+    Buffer buffer = new Buffer();
+    for (int i = 0; i < flat.buffersLength(); i++) {
+      flat.buffers(buffer, i);
+      buffers.add(body.slice(buffer.offset(), buffer.length()));
+    }
+    // The batch takes its own reference on each slice; the body's is released with its message.
+    return new ArrowRecordBatch((int) rows, nodes, buffers);
+  }
+
+  private static void closeAll(List<FieldVector> vectors) {
+    for (FieldVector vector : vectors) {
+      vector.close();
+    }
+  }
+
+  /**
+   * Releases what this reader still holds: the root, and batches and dictionaries not handed out.
+   */
+  @Override
+  public void close() {
+    if (root != null) {
+      root.close();
+    }
+    for (ArrowRecordBatch batch : batches) {
+      batch.close();
+    }
+    batches.clear();
+    for (Dictionary dictionary : dictionaries.values()) {
+      dictionary.getVector().close();
+    }
+    dictionaries.clear();
+  }
+}
