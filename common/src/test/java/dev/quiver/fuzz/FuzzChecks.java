@@ -122,43 +122,52 @@ final class FuzzChecks {
      * bound for {@code decompressedBytes}. Closes the allocator.
      */
     void checkAndClose(long decompressedBytes, String what) {
-      try {
-        if (allocator.getAllocatedMemory() != 0) {
-          throw new AssertionError(
-              what
-                  + ": leaked "
-                  + allocator.getAllocatedMemory()
-                  + " bytes\n"
-                  + allocator.toVerboseString());
-        }
-        long bound = peakBound(decompressedBytes);
-        if (refused.get() > 0) {
-          throw new AssertionError(
-              what
-                  + ": asked for "
-                  + refused.get()
-                  + " bytes at once (the limit refused it)"
-                  + " for "
-                  + decompressedBytes
-                  + " decompressed bytes; bound "
-                  + bound);
-        }
-        long peak = allocator.getPeakMemoryAllocation();
-        if (peak > bound) {
-          throw new AssertionError(
-              what
-                  + ": peak "
-                  + peak
-                  + " bytes (largest single request "
-                  + largestRequest.get()
-                  + ") for "
-                  + decompressedBytes
-                  + " decompressed bytes; bound "
-                  + bound);
-        }
-      } finally {
-        allocator.close();
+      AssertionError finding = null;
+      long bound = peakBound(decompressedBytes);
+      long peak = allocator.getPeakMemoryAllocation();
+      if (allocator.getAllocatedMemory() != 0) {
+        finding =
+            new AssertionError(
+                what
+                    + ": leaked "
+                    + allocator.getAllocatedMemory()
+                    + " bytes\n"
+                    + allocator.toVerboseString());
+      } else if (refused.get() > 0) {
+        finding =
+            new AssertionError(
+                what
+                    + ": asked for "
+                    + refused.get()
+                    + " bytes at once (the limit refused it)"
+                    + " for "
+                    + decompressedBytes
+                    + " decompressed bytes; bound "
+                    + bound);
+      } else if (peak > bound) {
+        finding =
+            new AssertionError(
+                what
+                    + ": peak "
+                    + peak
+                    + " bytes (largest single request "
+                    + largestRequest.get()
+                    + ") for "
+                    + decompressedBytes
+                    + " decompressed bytes; bound "
+                    + bound);
       }
+      if (finding == null) {
+        allocator.close();
+        return;
+      }
+      try {
+        allocator.close();
+      } catch (RuntimeException e) {
+        // The leak again, as Arrow reports it; the finding above says it first.
+        finding.addSuppressed(e);
+      }
+      throw finding;
     }
 
     /**
