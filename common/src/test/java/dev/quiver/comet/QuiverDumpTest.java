@@ -62,6 +62,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * codec, a Quiver-written shuffle file with an index and every block codec, and files that are
  * damaged or neither format. The files Comet wrote are covered by {@code CometDumpTest}.
  */
+@org.junit.jupiter.api.Tag("bad-input")
 class QuiverDumpTest {
 
   private static final int ROWS = 100;

@@ -32,6 +32,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Damaged input must end in an {@link IpcFormatException} that names the source (or, where the
  * damage is harmless, in the right answer): never another exception type, never a leak.
  */
+@org.junit.jupiter.api.Tag("bad-input")
 class ArrowIpcBadInputTest {
 
   private BufferAllocator allocator;

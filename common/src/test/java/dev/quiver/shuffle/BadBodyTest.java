@@ -29,6 +29,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Well-formed headers around bodies that are not one batch of the declared shape: the decoder
  * reports corruption of that block and keeps nothing.
  */
+@org.junit.jupiter.api.Tag("bad-input")
 class BadBodyTest {
 
   static Stream<BlockCodec> codecs() {

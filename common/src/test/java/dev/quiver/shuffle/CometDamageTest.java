@@ -40,6 +40,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * decompress to different values that nothing can detect. There, the rows must still be readable,
  * and the test counts such flips.
  */
+@org.junit.jupiter.api.Tag("bad-input")
 class CometDamageTest {
 
   /** Damages per file and kind; {@code -Dquiver.damage.count=5000} explores further. */

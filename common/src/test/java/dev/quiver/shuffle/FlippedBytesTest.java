@@ -24,6 +24,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * that says where, or gives batches whose values can be read; never another exception, never a
  * leak. A flip in the 20-byte header always fails.
  */
+@org.junit.jupiter.api.Tag("bad-input")
 class FlippedBytesTest {
 
   private static final int HEADER = 20;

@@ -20,6 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Headers no valid block has: both readers reject them as corruption that names the block and its
  * offset, before allocating anything for the block.
  */
+@org.junit.jupiter.api.Tag("bad-input")
 class HostileHeaderTest {
 
   private static final long MAX = 4096;

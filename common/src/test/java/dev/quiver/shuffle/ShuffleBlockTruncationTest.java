@@ -22,6 +22,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * readers fail with an {@link EOFException} that names the block, after giving every block before
  * it.
  */
+@org.junit.jupiter.api.Tag("bad-input")
 class ShuffleBlockTruncationTest {
 
   static Stream<BlockCodec> codecs() {
