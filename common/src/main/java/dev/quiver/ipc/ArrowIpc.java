@@ -19,6 +19,7 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.xerial.snappy.SnappyError;
 
 /**
  * Decodes and encodes codec-compressed Arrow IPC streams. Reads go through {@link
@@ -191,7 +192,7 @@ public final class ArrowIpc {
     public int read() throws IOException {
       try {
         return in.read();
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | SnappyError e) {
         throw failed(e);
       }
     }
@@ -200,12 +201,12 @@ public final class ArrowIpc {
     public int read(byte[] b, int off, int len) throws IOException {
       try {
         return in.read(b, off, len);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | SnappyError e) {
         throw failed(e);
       }
     }
 
-    private IOException failed(RuntimeException e) {
+    private IOException failed(Throwable e) {
       return new IOException("the " + codec + " codec cannot decompress the input: " + e, e);
     }
   }

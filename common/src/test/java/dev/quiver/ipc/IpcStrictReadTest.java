@@ -195,6 +195,43 @@ class IpcStrictReadTest {
   }
 
   @Test
+  void aChildShorterThanItsParentIsRefusedBeforeLoading() throws IOException {
+    int rows = 1 << 22;
+    Field struct =
+        new Field(
+            "s", FieldType.nullable(ArrowType.Struct.INSTANCE), Collections.singletonList(INTS));
+    byte[] stream;
+    try (ArrowBuf validity = allocator.buffer(rows / 8);
+        ArrowBuf data = allocator.buffer(4)) {
+      validity.setBytes(0, filled(rows / 8));
+      validity.writerIndex(rows / 8);
+      data.setInt(0, 5);
+      data.writerIndex(4);
+      try (ArrowRecordBatch batch =
+          new ArrowRecordBatch(
+              rows,
+              Arrays.asList(new ArrowFieldNode(rows, 0), new ArrowFieldNode(1, 0)),
+              Arrays.asList(validity, allocator.getEmpty(), data))) {
+        stream =
+            new RawStreamWriter()
+                .schema(new Schema(Collections.singletonList(struct)))
+                .message(batch)
+                .end()
+                .toByteArray();
+      }
+    }
+    try (BufferAllocator probe = allocator.newChildAllocator("probe", 0, Long.MAX_VALUE)) {
+      IpcFormatException e =
+          assertThrows(
+              IpcFormatException.class,
+              () -> ArrowIpc.decode(stream, StreamCodec.NONE, probe, "short child"));
+      assertTrue(e.getMessage().contains("its parent s needs " + rows), e.getMessage());
+      // The body (half a MiB of bitmap, rounded up) and not the 16 MiB the child would grow to.
+      assertTrue(probe.getPeakMemoryAllocation() < (2 << 20), "" + probe.getPeakMemoryAllocation());
+    }
+  }
+
+  @Test
   void aDictionaryBatchIsCheckedLikeARecordBatch() throws IOException {
     DictionaryEncoding encoding = new DictionaryEncoding(4, false, new ArrowType.Int(32, true));
     Field strings = new Field("s", new FieldType(true, ArrowType.Utf8.INSTANCE, encoding), null);
@@ -415,6 +452,12 @@ class IpcStrictReadTest {
     int schema = org.apache.arrow.flatbuf.Schema.endSchema(builder);
     return MessageSerializer.serializeMessage(
         builder, MessageHeader.Schema, schema, 0, new IpcOption());
+  }
+
+  private static byte[] filled(int length) {
+    byte[] ones = new byte[length];
+    Arrays.fill(ones, (byte) 0xff);
+    return ones;
   }
 
   private static byte[] prefix(int metadataLength) {
