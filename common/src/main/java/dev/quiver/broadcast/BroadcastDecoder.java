@@ -24,7 +24,8 @@ public interface BroadcastDecoder {
           for (int i = 0; i < source.streamCount(); i++) {
             String what = "broadcast " + source.broadcastId() + ", stream " + i;
             try (InputStream in = source.openStream(i)) {
-              streams.add(ArrowIpc.decode(in, source.codec(), allocator, what));
+              streams.add(
+                  ArrowIpc.decode(in, source.streamLength(i), source.codec(), allocator, what));
             }
           }
           return new DecodedBroadcast(streams);

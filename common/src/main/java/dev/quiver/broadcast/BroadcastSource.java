@@ -15,5 +15,15 @@ public interface BroadcastSource {
   /** Opens stream {@code index} (compressed with {@link #codec()}); the caller closes it. */
   InputStream openStream(int index) throws IOException;
 
+  /**
+   * The number of bytes stream {@code index} holds, or -1 if unknown. When known, an uncompressed
+   * stream is held to it exactly and a compressed one bounds what the decode allocates ahead of the
+   * bytes ({@link dev.quiver.ipc.ArrowIpc#decode(InputStream, long, StreamCodec,
+   * org.apache.arrow.memory.BufferAllocator, String)}).
+   */
+  default long streamLength(int index) {
+    return -1;
+  }
+
   StreamCodec codec();
 }

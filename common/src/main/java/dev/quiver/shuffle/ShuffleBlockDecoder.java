@@ -156,6 +156,7 @@ public final class ShuffleBlockDecoder implements Closeable {
       decoded =
           ArrowIpc.decode(
               new ByteArrayInputStream(body.array(), body.arrayOffset(), body.remaining()),
+              body.remaining(),
               blocks.codec(),
               allocator,
               "block body");

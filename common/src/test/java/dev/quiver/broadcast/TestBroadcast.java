@@ -130,6 +130,11 @@ final class TestBroadcast implements BroadcastSource {
   }
 
   @Override
+  public long streamLength(int index) {
+    return streams.get(index).length;
+  }
+
+  @Override
   public StreamCodec codec() {
     return codec;
   }

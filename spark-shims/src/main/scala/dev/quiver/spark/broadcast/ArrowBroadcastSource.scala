@@ -22,5 +22,7 @@ class ArrowBroadcastSource(broadcast: Broadcast[Array[Array[Byte]]], codec: Stre
     broadcast.value(index)
   )
 
+  override def streamLength(index: Int): Long = broadcast.value(index).length.toLong
+
   override def codec(): StreamCodec = codec
 }
