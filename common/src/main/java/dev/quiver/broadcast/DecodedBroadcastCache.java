@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 
@@ -23,8 +24,9 @@ import org.apache.arrow.memory.BufferAllocator;
  * <ul>
  *   <li>The first task to read a broadcast decodes it into a child allocator the cache owns; no
  *       lock is held while it decodes.
- *   <li>Tasks that arrive during the decode wait for it, checking every {@link #KILL_CHECK_MILLIS}
- *       ms whether they were killed.
+ *   <li>Tasks that arrive during the decode hold the entry from the moment they arrive (so the
+ *       decoding task cannot free it under them) and wait for it, checking every {@link
+ *       #KILL_CHECK_MILLIS} ms whether they were killed.
  *   <li>Each task reads its own views (see {@link BroadcastReader}); its hold on the entry ends
  *       when the task completes, and the entry is freed when its last holder completes. A later
  *       task decodes again.
@@ -78,36 +80,46 @@ public final class DecodedBroadcastCache {
       return decodePrivately(source, task);
     }
     long id = source.broadcastId();
-    while (true) {
-      Entry entry;
-      CompletableFuture<Boolean> inProgress = null;
-      boolean held = false;
-      synchronized (this) {
-        entry = entries.get(id);
-        if (entry == null) {
-          entry = new Entry(id, newEntryAllocator("broadcast-" + id));
-          entries.put(id, entry);
-        } else if (entry.decoded != null) {
-          entry.holders++;
-          held = true;
-        } else {
-          inProgress = entry.outcome;
-        }
+    Entry entry;
+    State found;
+    synchronized (this) {
+      entry = entries.get(id);
+      if (entry == null) {
+        entry = new Entry(id, newEntryAllocator("broadcast-" + id));
+        entries.put(id, entry);
+        found = null;
+      } else {
+        found = entry.state;
       }
-      if (held) {
-        // Outside the monitor: the task's listener registration is foreign code.
-        counters.sharedReads.incrementAndGet();
-        return attach(entry, task);
-      }
-      if (inProgress == null) {
-        return decodeShared(entry, source, task);
-      }
-      counters.waits.incrementAndGet();
-      if (!awaitShareable(inProgress, task, id)) {
-        return decodePrivately(source, task);
-      }
-      // Decoded and shareable: loop to take a hold (or, if it was freed meanwhile, to decode).
+      // The decoding task, a task reading a shared entry, and a task waiting for a decode all
+      // hold the entry from here: none of them can free it under another.
+      entry.hold();
     }
+    // Outside the monitor: the task's listener registration is foreign code.
+    Hold hold = new Hold(entry);
+    task.onCompletion(hold::finish);
+    if (found == null) {
+      return decodeShared(hold, source);
+    }
+    if (found == State.SHARED) {
+      counters.sharedReads.incrementAndGet();
+      return hold.attach();
+    }
+    counters.waits.incrementAndGet();
+    boolean shareable;
+    try {
+      shareable = awaitShareable(entry.outcome, task, id);
+    } catch (IOException | RuntimeException | Error e) {
+      hold.finish();
+      throw e;
+    }
+    if (shareable) {
+      counters.sharedReads.incrementAndGet();
+      return hold.attach();
+    }
+    // Failed or not shareable: let go of it now, and decode for this task alone.
+    hold.finish();
+    return decodePrivately(source, task);
   }
 
   /** What the cache holds now. */
@@ -116,7 +128,10 @@ public final class DecodedBroadcastCache {
     for (Entry e : entries.values()) {
       states.add(
           new CacheSnapshot.EntryState(
-              e.broadcastId, e.decoded != null, e.holders, e.allocator.getAllocatedMemory()));
+              e.broadcastId,
+              e.state == State.SHARED,
+              e.holders(),
+              e.allocator.getAllocatedMemory()));
     }
     return new CacheSnapshot(states, allocator.getAllocatedMemory());
   }
@@ -126,32 +141,37 @@ public final class DecodedBroadcastCache {
     return counters;
   }
 
-  private BroadcastReader decodeShared(Entry entry, BroadcastSource source, TaskScope task)
-      throws IOException {
+  private BroadcastReader decodeShared(Hold hold, BroadcastSource source) throws IOException {
+    Entry entry = hold.entry;
     DecodedBroadcast decoded;
     try {
       decoded = decoder.decode(source, entry.allocator);
     } catch (IOException | RuntimeException | Error e) {
       counters.failedDecodes.incrementAndGet();
       synchronized (this) {
+        entry.moveTo(State.FAILED);
         entries.remove(entry.broadcastId, entry);
       }
+      // The waiters' holds end with nothing to free: the allocator goes now.
       closeAllocator(entry, e);
       entry.outcome.complete(false);
+      hold.finish();
       throw e;
     }
     counters.decodes.incrementAndGet();
     boolean shareable = !decoded.hasDictionaries();
     synchronized (this) {
       entry.decoded = decoded;
-      entry.holders = 1;
-      if (!shareable) {
-        // Kept by this task alone; others decode for themselves.
+      if (shareable) {
+        entry.moveTo(State.SHARED);
+      } else {
+        // Kept by this task alone; the waiters let go and decode for themselves.
+        entry.moveTo(State.PRIVATE);
         entries.remove(entry.broadcastId, entry);
       }
     }
     entry.outcome.complete(shareable);
-    return attach(entry, task);
+    return hold.attach();
   }
 
   private BroadcastReader decodePrivately(BroadcastSource source, TaskScope task)
@@ -168,31 +188,60 @@ public final class DecodedBroadcastCache {
       throw e;
     }
     counters.privateDecodes.incrementAndGet();
-    entry.holders = 1;
-    return attach(entry, task);
+    synchronized (this) {
+      entry.moveTo(State.PRIVATE);
+      entry.hold();
+    }
+    Hold hold = new Hold(entry);
+    task.onCompletion(hold::finish);
+    return hold.attach();
   }
 
-  /** Gives {@code task} a reader on {@code entry}, which it holds until the task completes. */
-  private BroadcastReader attach(Entry entry, TaskScope task) {
-    BroadcastReader reader = new BroadcastReader(entry.decoded, entry.allocator);
-    task.onCompletion(
-        () -> {
-          reader.close();
-          release(entry);
-        });
-    return reader;
-  }
-
+  /** Ends one hold on {@code entry}; the last hold on a decoded entry frees it. */
   private void release(Entry entry) {
     synchronized (this) {
-      entry.holders--;
-      if (entry.holders > 0) {
+      if (entry.letGo() > 0) {
         return;
       }
       entries.remove(entry.broadcastId, entry);
+      if (entry.state == State.FAILED) {
+        return;
+      }
+      entry.moveTo(State.RELEASED);
     }
     entry.decoded.close();
     closeAllocator(entry, null);
+  }
+
+  /**
+   * One task's hold on an entry, from the moment it arrives: ended once, by the task's completion
+   * or earlier (a waiter that will not share the entry), closing the task's reader first.
+   */
+  private final class Hold {
+    final Entry entry;
+    private final AtomicBoolean finished = new AtomicBoolean();
+    private volatile BroadcastReader reader;
+
+    Hold(Entry entry) {
+      this.entry = entry;
+    }
+
+    /** The task's reader on the now decoded entry, closed when the hold ends. */
+    BroadcastReader attach() {
+      BroadcastReader attached = new BroadcastReader(entry.decoded, entry.allocator);
+      reader = attached;
+      return attached;
+    }
+
+    void finish() {
+      if (finished.compareAndSet(false, true)) {
+        BroadcastReader attached = reader;
+        if (attached != null) {
+          attached.close();
+        }
+        release(entry);
+      }
+    }
   }
 
   /**
@@ -235,6 +284,31 @@ public final class DecodedBroadcastCache {
     }
   }
 
+  /**
+   * The life of an entry. A shared one: DECODING, then SHARED (or FAILED, or PRIVATE when its
+   * streams carry dictionaries), then RELEASED at its last holder. A private one (sharing off, or
+   * after a failed or unshareable shared decode): PRIVATE, then RELEASED.
+   */
+  enum State {
+    DECODING,
+    SHARED,
+    PRIVATE,
+    FAILED,
+    RELEASED;
+
+    boolean canMoveTo(State next) {
+      switch (this) {
+        case DECODING:
+          return next == SHARED || next == PRIVATE || next == FAILED;
+        case SHARED:
+        case PRIVATE:
+          return next == RELEASED;
+        default:
+          return false;
+      }
+    }
+  }
+
   /** One broadcast's decoded value and the tasks holding it. Guarded by the cache's monitor. */
   private static final class Entry {
     final long broadcastId;
@@ -243,12 +317,41 @@ public final class DecodedBroadcastCache {
     /** Completes when the decode ends: true if the entry is now shared, false otherwise. */
     final CompletableFuture<Boolean> outcome = new CompletableFuture<>();
 
+    State state = State.DECODING;
     DecodedBroadcast decoded;
-    int holders;
+    private int holders;
 
     Entry(long broadcastId, BufferAllocator allocator) {
       this.broadcastId = broadcastId;
       this.allocator = allocator;
+    }
+
+    void moveTo(State next) {
+      if (!state.canMoveTo(next)) {
+        throw new IllegalStateException(
+            "broadcast " + broadcastId + ": entry cannot move from " + state + " to " + next);
+      }
+      state = next;
+    }
+
+    void hold() {
+      if (state == State.RELEASED || state == State.FAILED) {
+        throw new IllegalStateException(
+            "broadcast " + broadcastId + ": a hold on a " + state + " entry");
+      }
+      holders++;
+    }
+
+    /** Ends one hold; returns the holds left. */
+    int letGo() {
+      if (holders <= 0) {
+        throw new IllegalStateException("broadcast " + broadcastId + ": more releases than holds");
+      }
+      return --holders;
+    }
+
+    int holders() {
+      return holders;
     }
   }
 

@@ -14,6 +14,7 @@ import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.io.InterruptedIOException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -116,7 +117,8 @@ class DecodedBroadcastCacheWaitingTest {
     assertEquals("stage 3 cancelled (test)", stopped.getCause().getMessage());
     assertFalse(gate.isReleased());
     assertFalse(decodingOpen.isDone(), "the decode should still be blocked");
-    assertEquals(0, waiter.pendingListeners(), "the killed waiter took a hold");
+    CacheSnapshot afterKill = cache.snapshot();
+    assertEquals(1, afterKill.entries().get(0).holders(), "the killed waiter kept its hold");
     waiter.complete();
 
     CacheSnapshot stillDecoding = cache.snapshot();
@@ -131,6 +133,51 @@ class DecodedBroadcastCacheWaitingTest {
     assertEquals(0, cache.counters().sharedReads());
     assertEquals(1, cache.snapshot().entries().get(0).holders(), "only the decoding task holds");
     decoding.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  /**
+   * The interleaving that used to cost a second decode: the decode ends, and the decoding task
+   * reads and completes before the waiter wakes. The waiter has held the entry since it arrived, so
+   * the decoding task's completion cannot free it.
+   */
+  @Test
+  void aWaiterHoldsTheEntrySoTheDecodingTaskCannotFreeItBeforeTheWaiterWakes() throws Exception {
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    FakeTask decoding = new FakeTask();
+    FakeTask waiter = new FakeTask();
+    CountDownLatch parked = new CountDownLatch(1);
+    CountDownLatch wake = new CountDownLatch(1);
+    waiter.onKillCheck(
+        () -> {
+          parked.countDown();
+          try {
+            assertTrue(wake.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    Future<BroadcastReader> decodingOpen = open(decoding);
+    gate.awaitEntered();
+    Future<BroadcastReader> waiterOpen = open(waiter);
+    // Parked in its first kill check: it is waiting, and will not see the decode end until woken.
+    assertTrue(parked.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    assertEquals(2, cache.snapshot().entries().get(0).holders(), "the waiter holds from arrival");
+
+    gate.release();
+    BroadcastReader first = decodingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    assertEquals(2, Consumer.CLOSES_EACH_VIEW.consume(first, broadcast, null));
+    decoding.complete();
+    assertEquals(1, cache.snapshot().entries().get(0).holders(), "freed under the waiter");
+
+    wake.countDown();
+    BroadcastReader second = waiterOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    assertEquals(2, Consumer.CLOSES_EACH_VIEW.consume(second, broadcast, null));
+    assertEquals(1, decoder.calls(), "the waiter decoded again");
+    assertEquals(1, cache.counters().decodes());
+    assertEquals(1, cache.counters().sharedReads());
+    assertEquals(0, cache.counters().privateDecodes());
+    waiter.complete();
     assertAllFreedAndClose(cache, allocator);
   }
 

@@ -25,6 +25,7 @@ public final class FakeTask implements TaskScope {
   private final long attemptId = NEXT_ID.getAndIncrement();
   private final List<Runnable> listeners = new ArrayList<>();
   private volatile String killReason;
+  private volatile Runnable killCheckHook;
   private boolean completed;
 
   @Override
@@ -48,10 +49,22 @@ public final class FakeTask implements TaskScope {
 
   @Override
   public void throwIfKilled() {
+    Runnable hook = killCheckHook;
+    if (hook != null) {
+      hook.run();
+    }
     String reason = killReason;
     if (reason != null) {
       throw new KilledException(reason);
     }
+  }
+
+  /**
+   * Runs {@code hook} at each kill check, before it looks at the kill reason: a test can park the
+   * task there, at a point it knows, to force an interleaving.
+   */
+  public void onKillCheck(Runnable hook) {
+    killCheckHook = hook;
   }
 
   /** Marks the task killed; like Spark, does not interrupt its thread unless asked separately. */
