@@ -12,7 +12,6 @@ import net.jpountz.lz4.LZ4BlockInputStream;
 import net.jpountz.lz4.LZ4BlockOutputStream;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.xxhash.XXHashFactory;
-import org.xerial.snappy.SnappyInputStream;
 import org.xerial.snappy.SnappyOutputStream;
 
 /**
@@ -88,7 +87,9 @@ public final class SparkStreamCodec implements StreamCodec {
       case ZSTD:
         return new ZstdInputStreamNoFinalizer(in);
       case SNAPPY:
-        return new SnappyInputStream(in);
+        // Not snappy-java's SnappyInputStream: it allocates a hostile chunk length (up to 512 MiB)
+        // and declared uncompressed length (unbounded) before the bytes exist. See SnappyStreams.
+        return SnappyStreams.sparkStream(in);
       default:
         return in;
     }

@@ -3,6 +3,7 @@ package dev.quiver.shuffle;
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
 import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
+import dev.quiver.ipc.SnappyStreams;
 import dev.quiver.ipc.StreamCodec;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,7 +13,6 @@ import java.util.Arrays;
 import java.util.Locale;
 import net.jpountz.lz4.LZ4FrameInputStream;
 import net.jpountz.lz4.LZ4FrameOutputStream;
-import org.xerial.snappy.SnappyFramedInputStream;
 import org.xerial.snappy.SnappyFramedOutputStream;
 
 /**
@@ -143,15 +143,45 @@ public final class BlockCodec implements StreamCodec {
     return zstdLevel;
   }
 
+  /**
+   * The largest zstd window a block may need, as a log2: zstd's own default limit for decoders
+   * ({@code ZSTD_WINDOWLOG_LIMIT_DEFAULT}), pinned so that a change of default cannot raise it. A
+   * frame header asking for more fails ("Frame requires too much memory for decoding").
+   */
+  static final int ZSTD_WINDOW_LOG_MAX = 27;
+
+  /**
+   * Why each decompressor is safe on a hostile body (facts checked in the bytecode of lz4-java
+   * 1.8.0 and snappy-java 1.1.10.8, and in zstd's documented decoder parameters):
+   *
+   * <ul>
+   *   <li>LZ4 frame: lz4-java's {@code LZ4FrameInputStream(InputStream)} decompresses with {@code
+   *       LZ4Factory.fastestInstance().safeDecompressor()}, which bounds its reads by the block's
+   *       compressed length and its writes by the buffer (not the fast decompressor of
+   *       CVE-2025-12183). It allocates its two block buffers from the frame descriptor's maximum
+   *       block size (64 KiB to 4 MiB: at most 8 MiB for a hostile header) and refuses a block
+   *       longer than that maximum before reading it ("Block size ... exceeded max"); skippable
+   *       frames are skipped through a 1 KiB buffer.
+   *   <li>ZSTD: zstd-jni's native streaming decoder reads only the input it is given and refuses a
+   *       window above {@link #ZSTD_WINDOW_LOG_MAX} (128 MiB of native window, reserved when the
+   *       frame header is read; pages are touched only as output is produced). Quiver's writer at
+   *       zstd's highest level (22) uses exactly that window, so the limit refuses no block Quiver
+   *       or Comet (level 1, a 512 KiB window) writes.
+   *   <li>SNAP: not snappy-java's {@code SnappyFramedInputStream}, which allocates direct buffers
+   *       for a chunk's declared 3-byte length (up to 16 MiB and its worst compressed size) before
+   *       reading it and for any uncompressed length a chunk declares; Quiver's {@link
+   *       SnappyStreams#framed} bounds both by the format's limits and the bytes read.
+   * </ul>
+   */
   @Override
   public InputStream decompress(InputStream in) throws IOException {
     switch (kind) {
       case LZ4:
         return new LZ4FrameInputStream(in);
       case ZSTD:
-        return new ZstdInputStreamNoFinalizer(in);
+        return new ZstdInputStreamNoFinalizer(in).setLongMax(ZSTD_WINDOW_LOG_MAX);
       case SNAPPY:
-        return new SnappyFramedInputStream(in);
+        return SnappyStreams.framed(in);
       default:
         return in;
     }

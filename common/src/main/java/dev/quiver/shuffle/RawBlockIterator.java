@@ -30,8 +30,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class RawBlockIterator implements Closeable {
 
+  /** {@code expectedFieldCount} when the caller gives none. */
+  public static final int ANY_FIELD_COUNT = -1;
+
   private final BlockStream blocks;
   private final TaskScope task;
+
+  /**
+   * The field count every block must declare: the caller's, or else the first block's. A native
+   * engine decodes each body against one schema, so a block that declares another shape is corrupt
+   * (the decoding path refuses it too, when it compares the header with the body's schema).
+   */
+  private int expectedFieldCount;
+
+  private final boolean expectedFromCaller;
   private final BodyBuffer buffer = new BodyBuffer(true);
 
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -58,8 +70,30 @@ public final class RawBlockIterator implements Closeable {
    * @param source what {@code in} is, for error messages; may be null
    */
   public RawBlockIterator(InputStream in, TaskScope task, long maxBlockLength, String source) {
+    this(in, task, maxBlockLength, source, ANY_FIELD_COUNT);
+  }
+
+  /**
+   * @param in the blocks; this iterator closes it
+   * @param task if not null: a killed task stops at the next block, and the task's completion
+   *     closes this iterator
+   * @param maxBlockLength the largest block length accepted, at most {@link
+   *     ShuffleBlockFormat#DEFAULT_MAX_BLOCK_LENGTH}; a longer one is corruption
+   * @param source what {@code in} is, for error messages; may be null
+   * @param expectedFieldCount the number of top-level fields of the schema the caller decodes the
+   *     bodies with, or {@link #ANY_FIELD_COUNT}; either way every block must declare the same
+   *     field count as the stream's first block
+   */
+  public RawBlockIterator(
+      InputStream in, TaskScope task, long maxBlockLength, String source, int expectedFieldCount) {
+    if (expectedFieldCount < 0 && expectedFieldCount != ANY_FIELD_COUNT) {
+      throw new IllegalArgumentException(
+          "expectedFieldCount must be at least 0 or ANY_FIELD_COUNT, got " + expectedFieldCount);
+    }
     this.blocks = new BlockStream(in, maxBlockLength, source);
     this.task = task;
+    this.expectedFieldCount = expectedFieldCount;
+    this.expectedFromCaller = expectedFieldCount != ANY_FIELD_COUNT;
     if (task != null) {
       task.onCompletion(this::closeUnchecked);
     }
@@ -92,12 +126,31 @@ public final class RawBlockIterator implements Closeable {
       if (!blocks.nextHeader()) {
         ended = true;
       } else {
+        checkFieldCount();
         body = blocks.readBody(buffer);
       }
       ok = true;
       return !ended;
     } finally {
       failed = !ok;
+    }
+  }
+
+  /** Before the body is read: a block of another shape costs no allocation. */
+  private void checkFieldCount() throws ShuffleCorruptionException {
+    int declared = blocks.fieldCount();
+    if (expectedFieldCount == ANY_FIELD_COUNT) {
+      expectedFieldCount = declared;
+    } else if (declared != expectedFieldCount) {
+      throw blocks.corrupt(
+          "the header declares "
+              + declared
+              + " fields, expected "
+              + expectedFieldCount
+              + (expectedFromCaller
+                  ? " (the schema the reader expects)"
+                  : " (as the stream's first block declares)"),
+          null);
     }
   }
 

@@ -6,7 +6,7 @@ import dev.quiver.shuffle.{RawBlockIterator, ShuffleBlockDecoder}
 import dev.quiver.spark.{QuiverRuntime, SparkShims}
 import dev.quiver.spark.shuffle.QuiverShuffleMetrics
 import org.apache.arrow.memory.BufferAllocator
-import org.apache.spark.{ShuffleDependency, SparkEnv, TaskContext}
+import org.apache.spark.{ShuffleDependency, TaskContext}
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.sql.quiver.SparkTaskScope
 
@@ -42,10 +42,9 @@ final class ReduceTask(
   private val readMetrics: TempShuffleReadMetrics =
     context.taskMetrics().createTempShuffleReadMetrics()
 
+  /** Spark's shuffle reader, with Quiver's length checks and lz4 reader ([[ShuffleStreams]]). */
   private val fetched: Iterator[Product2[Any, Any]] =
-    SparkEnv.get.shuffleManager
-      .getReader[Any, Any](dependency.shuffleHandle, reduceId, reduceId + 1, context, readMetrics)
-      .read()
+    ShuffleStreams.read(dependency, reduceId, context, readMetrics)
 
   private var streamsOpened = 0
 
@@ -86,11 +85,19 @@ final class ReduceTask(
     }
   }
 
-  /** The raw blocks of `in`; closed at task completion. */
-  def openRawBlocks(in: InputStream): RawBlockIterator = {
+  /**
+   * The raw blocks of `in`; closed at task completion.
+   *
+   * @param fieldCount the exchange schema's number of top-level fields, which every block must
+   *   declare (or `RawBlockIterator.ANY_FIELD_COUNT`: the stream's first block's)
+   */
+  def openRawBlocks(
+      in: InputStream,
+      fieldCount: Int = RawBlockIterator.ANY_FIELD_COUNT
+  ): RawBlockIterator = {
     val source = describeStream
     SparkShims.get.openUninterruptibly(context) { () =>
-      new RawBlockIterator(in, scope, settings.maxBlockBytes, source)
+      new RawBlockIterator(in, scope, settings.maxBlockBytes, source, fieldCount)
     }
   }
 }

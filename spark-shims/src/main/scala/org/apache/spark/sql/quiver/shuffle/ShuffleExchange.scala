@@ -55,7 +55,7 @@ class ShuffleExchange(
     new DecodedBatchesRDD(dependency, settings, metrics)
 
   override lazy val rawBlocks: RDD[RawShuffleBlock] =
-    new RawBlocksRDD(dependency, settings, metrics)
+    new RawBlocksRDD(dependency, settings, metrics, schema.length)
 }
 
 object ShuffleExchange {

@@ -59,12 +59,19 @@ class DecodedBatchesRDD(
     new DecodedBatches(task, settings.batchSize)
 }
 
-/** The raw-block path: compressed block bodies for native decoders. */
+/**
+ * The raw-block path: compressed block bodies for native decoders.
+ *
+ * @param fieldCount the exchange schema's number of top-level fields: a block that declares
+ *   another is corrupt
+ */
 class RawBlocksRDD(
     dependency: ShuffleDependency[_, _, _],
     settings: ShuffleSettings,
-    metrics: QuiverShuffleMetrics
+    metrics: QuiverShuffleMetrics,
+    fieldCount: Int
 ) extends ShuffleReadRDD[RawShuffleBlock](dependency, settings, metrics) {
 
-  override protected def read(task: ReduceTask): Iterator[RawShuffleBlock] = new RawBlocks(task)
+  override protected def read(task: ReduceTask): Iterator[RawShuffleBlock] =
+    new RawBlocks(task, fieldCount)
 }

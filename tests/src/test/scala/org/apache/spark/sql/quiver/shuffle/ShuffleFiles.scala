@@ -33,8 +33,12 @@ final class ShuffleFiles(val shuffleId: Int, val mapId: Long, dataFile: File, in
    * Rewrites reduce partition `reduceId`'s segment: its bytes as the reduce side reads them (after
    * Spark's shuffle decompression) go through `change`, then are compressed again the way Spark
    * wrote them, so that Spark's own codec accepts them and the change reaches Quiver's reader.
+   * With `updateIndex` false the index file keeps the old offsets: a shorter segment then reads
+   * as a data file cut short.
    */
-  def rewriteSegment(reduceId: Int)(change: Array[Byte] => Array[Byte]): Unit = {
+  def rewriteSegment(reduceId: Int, updateIndex: Boolean = true)(
+      change: Array[Byte] => Array[Byte]
+  ): Unit = {
     val bounds = offsets
     val bytes = data
     val start = bounds(reduceId).toInt
@@ -54,7 +58,10 @@ final class ShuffleFiles(val shuffleId: Int, val mapId: Long, dataFile: File, in
     rewritten.write(segment)
     rewritten.write(bytes, end, bytes.length - end)
     Files.write(dataFile.toPath, rewritten.toByteArray)
-    val shift = segment.length - (end - start)
+    if (updateIndex) rewriteIndex(bounds, reduceId, segment.length - (end - start))
+  }
+
+  private def rewriteIndex(bounds: Array[Long], reduceId: Int, shift: Long): Unit = {
     val index = new DataOutputStream(new FileOutputStream(indexFile))
     try
       bounds.zipWithIndex.foreach { case (offset, i) =>
