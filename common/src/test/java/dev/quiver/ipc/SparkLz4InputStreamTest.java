@@ -163,6 +163,35 @@ class SparkLz4InputStreamTest {
   }
 
   @Test
+  void wholeBlockReadsAllocateNoBlockBuffer() throws IOException {
+    // Raw blocks go straight to the caller; lz4 blocks need only their compressed bytes (small
+    // here: a repeated phrase).
+    byte[] phrase = new byte[8 * MIB];
+    for (int i = 0; i < phrase.length; i++) {
+      phrase[i] = (byte) "a repeated phrase ".charAt(i % 18);
+    }
+    for (byte[] data : new byte[][] {random(8 * MIB, 1), phrase}) {
+      byte[] stream = write(data, 4 * MIB);
+      byte[] target = new byte[4 * MIB];
+      try (InputStream in = new SparkLz4InputStream(new ByteArrayInputStream(stream))) {
+        long before = threadHeapAllocated();
+        int total = 0;
+        int n;
+        while ((n = in.read(target, 0, target.length)) >= 0) {
+          assertEquals(4 * MIB, n);
+          assertArrayEquals(Arrays.copyOfRange(data, total, total + n), target);
+          total += n;
+          before += n + 64L; // what copyOfRange allocates for the comparison
+        }
+        assertEquals(data.length, total);
+        long allocated = threadHeapAllocated() - before;
+        // A block buffer would be 4 MiB.
+        assertTrue(allocated < MIB, "allocated " + allocated + " bytes");
+      }
+    }
+  }
+
+  @Test
   void readsMatchLz4JavasOwnReader() throws IOException {
     byte[] stream =
         concat(write(mixed(300 * KIB, 40 * KIB, 11), 64 * KIB), write(random(3, 4), 64));
