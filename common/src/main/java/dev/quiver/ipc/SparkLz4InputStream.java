@@ -434,8 +434,8 @@ final class SparkLz4InputStream extends InputStream {
   }
 
   /** liblz4's {@code LZ4_COMPRESSBOUND}: the most an lz4 block of {@code n} bytes takes. */
-  private static int maxCompressedLength(int n) {
-    return n + n / 255 + 16;
+  private static long maxCompressedLength(int n) {
+    return n + n / 255L + 16;
   }
 
   private static int intLE(byte[] b, int at) {

@@ -214,18 +214,26 @@ class SparkLz4InputStreamTest {
 
   // ---- damaged input ----
 
-  /** Two streams, several small blocks of both methods each: every header field occurs often. */
+  /** Two streams of small blocks, raw and lz4 ones: every header field occurs often. */
   private static byte[] smallStream() throws IOException {
-    return concat(write(mixed(5000, 700, 21), 1024), write(compressible(1500, 22), 1024));
+    return concat(write(mixed(5000, 2048, 21), 1024), write(compressible(1500, 22), 1024));
   }
 
   private static byte[] smallStreamData() {
-    return concat(mixed(5000, 700, 21), compressible(1500, 22));
+    return concat(mixed(5000, 2048, 21), compressible(1500, 22));
+  }
+
+  @Test
+  void smallStreamHasRawAndLz4Blocks() throws IOException {
+    List<SparkLz4Streams.Header> headers = headers(smallStream());
+    assertTrue(headers.stream().anyMatch(h -> !h.isEnd() && h.method() == 0x10), "a raw block");
+    assertTrue(headers.stream().anyMatch(h -> h.method() == 0x20), "an lz4 block");
+    assertEquals(2, headers.stream().filter(SparkLz4Streams.Header::isEnd).count(), "end blocks");
   }
 
   @Test
   void truncationAtEveryOffsetIsReported() throws IOException {
-    byte[] first = write(mixed(5000, 700, 21), 1024);
+    byte[] first = write(mixed(5000, 2048, 21), 1024);
     byte[] stream = smallStream();
     byte[] data = smallStreamData();
     for (int length = 1; length < stream.length; length++) {
