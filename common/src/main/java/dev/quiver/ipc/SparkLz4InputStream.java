@@ -39,8 +39,10 @@ import net.jpountz.xxhash.XXHashFactory;
  * <p>A read that asks for at least a whole block gets it decompressed straight into the caller's
  * array; smaller reads are served from a block buffer sized by the blocks seen (grown only when a
  * bigger block arrives). Buffers for a block's stored bytes grow as those bytes arrive, so a length
- * that no bytes back allocates nothing big. Compressed bytes are read with {@link
- * ChunkedReads#readFully}, never with {@code available()}. Not thread-safe.
+ * the input does not back costs at most about twice the bytes that exist; a buffer for an lz4
+ * block's decompressed bytes is sized only once its compressed bytes have all arrived. Compressed
+ * bytes are read with {@link ChunkedReads#readFully}, never with {@code available()}. Not
+ * thread-safe.
  */
 final class SparkLz4InputStream extends InputStream {
 
