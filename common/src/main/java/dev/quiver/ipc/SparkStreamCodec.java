@@ -8,7 +8,6 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.zip.Checksum;
-import net.jpountz.lz4.LZ4BlockInputStream;
 import net.jpountz.lz4.LZ4BlockOutputStream;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.xxhash.XXHashFactory;
@@ -21,8 +20,10 @@ import org.xerial.snappy.SnappyOutputStream;
  *
  * <ul>
  *   <li>{@code lz4}: lz4-java's {@code LZ4Block} streams, 32 KiB blocks, xxhash32 block checksums
- *       with Spark's seed; an end of input at a block boundary ends the data, as in Spark (which
- *       allows concatenated streams).
+ *       with Spark's seed, written with lz4-java's {@code LZ4BlockOutputStream} and read with
+ *       Quiver's own {@link SparkLz4InputStream} (lz4's safe decompressor, every length checked;
+ *       concatenated streams read as one, as in Spark; an end of input counts as the end of the
+ *       data only at the very start or right after a stream's end block).
  *   <li>{@code zstd}: zstd frames (zstd-jni).
  *   <li>{@code snappy}: snappy-java's own stream format ({@code SnappyInputStream}), not the Snappy
  *       framing format of shuffle blocks.
@@ -33,9 +34,6 @@ public final class SparkStreamCodec implements StreamCodec {
 
   /** Spark's {@code spark.io.compression.lz4.blockSize} default. */
   static final int LZ4_BLOCK_SIZE = 32 * 1024;
-
-  /** The seed Spark gives the xxhash32 checksums of its lz4 blocks. */
-  private static final int LZ4_CHECKSUM_SEED = 0x9747b28c;
 
   /** Spark's {@code spark.io.compression.snappy.blockSize} default. */
   private static final int SNAPPY_BLOCK_SIZE = 32 * 1024;
@@ -81,9 +79,9 @@ public final class SparkStreamCodec implements StreamCodec {
   public InputStream decompress(InputStream in) throws IOException {
     switch (kind) {
       case LZ4:
-        // Spark: disableConcatenationOfByteStream = false, so stopOnEmptyBlock = false.
-        return new LZ4BlockInputStream(
-            in, LZ4Factory.fastestInstance().fastDecompressor(), lz4Checksum(), false);
+        // Not lz4-java's LZ4BlockInputStream: it decompresses with the fast decompressor, which
+        // crashes the JVM on hostile bytes. Concatenated streams read as one, as in Spark.
+        return new SparkLz4InputStream(in);
       case ZSTD:
         return new ZstdInputStreamNoFinalizer(in);
       case SNAPPY:
@@ -157,7 +155,9 @@ public final class SparkStreamCodec implements StreamCodec {
   }
 
   private static Checksum lz4Checksum() {
-    return XXHashFactory.fastestInstance().newStreamingHash32(LZ4_CHECKSUM_SEED).asChecksum();
+    return XXHashFactory.fastestInstance()
+        .newStreamingHash32(SparkLz4InputStream.CHECKSUM_SEED)
+        .asChecksum();
   }
 
   @Override
