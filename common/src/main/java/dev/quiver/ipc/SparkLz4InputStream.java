@@ -6,7 +6,6 @@ import java.io.InputStream;
 import java.util.Arrays;
 import java.util.Objects;
 import net.jpountz.lz4.LZ4Exception;
-import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4SafeDecompressor;
 import net.jpountz.xxhash.XXHash32;
 import net.jpountz.xxhash.XXHashFactory;
@@ -66,21 +65,8 @@ final class SparkLz4InputStream extends InputStream {
    */
   private static final int CHECKSUM_MASK = 0x0fffffff;
 
-  /**
-   * Only a safe decompressor ever sees these bytes: lz4-java's fast decompressor trusts the
-   * decompressed length and reads past its input on hostile bytes (CVE-2025-12183, lz4-java 1.8.0:
-   * a JVM crash in {@code LZ4_decompress_fast}).
-   *
-   * <p>Of the safe ones on 1.8.0, the JNI instance: it checks both array ranges before the native
-   * call, and liblz4's {@code LZ4_decompress_safe} stays inside them and refuses a match reaching
-   * before the output's start. Not {@code fastestInstance()}: when lz4-java is not on the system
-   * class path that gives the {@code sun.misc.Unsafe} Java instance, whose out-of-range accesses on
-   * hostile bytes are the same CVE's and are not bounds-checked. Without the native library, the
-   * pure-Java safe instance: every access is array-checked, so hostile bytes end in an exception;
-   * it may copy stale bytes of the output array into a block (CVE-2025-66566), which the block's
-   * checksum then catches unless the writer knew those bytes.
-   */
-  private static final LZ4SafeDecompressor DECOMPRESSOR = safestDecompressor();
+  /** The safest lz4 decompressor this JVM has (see {@link SafeLz4}). */
+  private static final LZ4SafeDecompressor DECOMPRESSOR = SafeLz4.decompressor();
 
   /** Hashing only reads the range it is given, which every instance checks first. */
   private static final XXHash32 CHECKSUM = XXHashFactory.fastestInstance().hash32();
@@ -461,14 +447,5 @@ final class SparkLz4InputStream extends InputStream {
 
   private static String describe(long index, long offset, String what) {
     return "Corrupt Spark lz4 stream at block " + index + " (offset " + offset + "): " + what;
-  }
-
-  private static LZ4SafeDecompressor safestDecompressor() {
-    try {
-      return LZ4Factory.nativeInstance().safeDecompressor();
-    } catch (LinkageError | AssertionError | RuntimeException e) {
-      // No native library for this platform (lz4-java then fails its JNI classes' loading).
-      return LZ4Factory.safeInstance().safeDecompressor();
-    }
   }
 }

@@ -3,6 +3,7 @@ package dev.quiver.shuffle;
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
 import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
+import dev.quiver.ipc.SafeLz4;
 import dev.quiver.ipc.SnappyStreams;
 import dev.quiver.ipc.StreamCodec;
 import java.io.IOException;
@@ -13,6 +14,7 @@ import java.util.Arrays;
 import java.util.Locale;
 import net.jpountz.lz4.LZ4FrameInputStream;
 import net.jpountz.lz4.LZ4FrameOutputStream;
+import net.jpountz.xxhash.XXHashFactory;
 import org.xerial.snappy.SnappyFramedOutputStream;
 
 /**
@@ -155,13 +157,13 @@ public final class BlockCodec implements StreamCodec {
    * 1.8.0 and snappy-java 1.1.10.8, and in zstd's documented decoder parameters):
    *
    * <ul>
-   *   <li>LZ4 frame: lz4-java's {@code LZ4FrameInputStream(InputStream)} decompresses with {@code
-   *       LZ4Factory.fastestInstance().safeDecompressor()}, which bounds its reads by the block's
-   *       compressed length and its writes by the buffer (not the fast decompressor of
-   *       CVE-2025-12183). It allocates its two block buffers from the frame descriptor's maximum
-   *       block size (64 KiB to 4 MiB: at most 8 MiB for a hostile header) and refuses a block
-   *       longer than that maximum before reading it ("Block size ... exceeded max"); skippable
-   *       frames are skipped through a 1 KiB buffer.
+   *   <li>LZ4 frame: lz4-java's {@code LZ4FrameInputStream}, given {@link SafeLz4}'s decompressor
+   *       (the JNI safe one; its own default, {@code fastestInstance()}, can be the Unsafe Java
+   *       instance that CVE-2025-12183 covers), which bounds its reads by the block's compressed
+   *       length and its writes by the buffer. The stream allocates its two block buffers from the
+   *       frame descriptor's maximum block size (64 KiB to 4 MiB: at most 8 MiB for a hostile
+   *       header) and refuses a block longer than that maximum before reading it ("Block size ...
+   *       exceeded max"); skippable frames are skipped through a 1 KiB buffer.
    *   <li>ZSTD: zstd-jni's native streaming decoder reads only the input it is given and refuses a
    *       window above {@link #ZSTD_WINDOW_LOG_MAX} (128 MiB of native window, reserved when the
    *       frame header is read; pages are touched only as output is produced). Quiver's writer at
@@ -177,7 +179,8 @@ public final class BlockCodec implements StreamCodec {
   public InputStream decompress(InputStream in) throws IOException {
     switch (kind) {
       case LZ4:
-        return new LZ4FrameInputStream(in);
+        return new LZ4FrameInputStream(
+            in, SafeLz4.decompressor(), XXHashFactory.fastestInstance().hash32());
       case ZSTD:
         return new ZstdInputStreamNoFinalizer(in).setLongMax(ZSTD_WINDOW_LOG_MAX);
       case SNAPPY:

@@ -2,6 +2,7 @@ package dev.quiver.fuzz;
 
 import dev.quiver.ipc.DecodedStream;
 import dev.quiver.ipc.IpcFormatException;
+import dev.quiver.ipc.Lz4FramingException;
 import dev.quiver.shuffle.ShuffleCorruptionException;
 import java.io.EOFException;
 import java.io.IOException;
@@ -32,14 +33,14 @@ final class FuzzChecks {
   /**
    * The exceptions Quiver documents for bad bytes. Anything else a decoder throws on an input (a
    * {@code RuntimeException}, an {@code Error}, a plain {@code IOException}) is a finding.
-   *
-   * <p>When the Spark lz4 framing reader lands (branch {@code lz4}), add its corruption exception
-   * here.
    */
   static final List<Class<? extends Throwable>> DOCUMENTED_EXCEPTIONS =
       Collections.unmodifiableList(
           Arrays.asList(
-              IpcFormatException.class, ShuffleCorruptionException.class, EOFException.class));
+              IpcFormatException.class,
+              ShuffleCorruptionException.class,
+              Lz4FramingException.class,
+              EOFException.class));
 
   /**
    * The dump tool's own error for a file it cannot read (a bad index, say): exactly {@code
@@ -50,7 +51,11 @@ final class FuzzChecks {
   /** Arrow memory one input may take at its peak: this many times its decompressed length... */
   static final long PEAK_BYTES_PER_INPUT_BYTE = 4;
 
-  /** ...plus this much (a piece read, a few small buffers, rounding to powers of two). */
+  /**
+   * ...plus this much: a claim the decoder allocates before its bytes arrive ({@code
+   * ArrowIpc.UNREAD_CLAIM_BYTES}, 1 MiB) and the piece after it, a few small buffers, rounding to
+   * powers of two.
+   */
   static final long PEAK_SLACK_BYTES = 4L * 1024 * 1024;
 
   /**

@@ -4,9 +4,10 @@ import java.io.InputStream
 
 import dev.quiver.ipc.SparkStreamCodec
 import dev.quiver.shuffle.ExactLengthInputStream
+import org.apache.spark.sql.quiver.SparkCodec
 import org.apache.spark.{ShuffleDependency, SparkConf, SparkEnv, TaskContext}
 import org.apache.spark.internal.config
-import org.apache.spark.io.{CompressionCodec, LZ4CompressionCodec, SnappyCompressionCodec}
+import org.apache.spark.io.CompressionCodec
 import org.apache.spark.serializer.SerializerManager
 import org.apache.spark.shuffle.{
   BaseShuffleHandle,
@@ -144,7 +145,7 @@ final private[shuffle] class SegmentLengths(
  * `spark.shuffle.compress` is on. Decrypted bytes are no more trusted than the raw ones (Spark's
  * IO encryption is not authenticated), so Quiver's readers decompress them too.
  *
- * Decompression ([[QuiverSerializerManager.quiverCodecFor]]): Spark's lz4 and snappy codecs are
+ * Decompression ([[SparkCodec.quiverReaderFor]]): Spark's lz4 and snappy codecs are
  * read by [[SparkStreamCodec]], which reads the same framings with Quiver's bounded readers (lz4:
  * LZ4Block, xxhash32 checksums with Spark's seed, concatenated streams; snappy: snappy-java's
  * stream format, concatenated streams). zstd, and any other codec, stays on Spark's own: zstd-jni's
@@ -162,7 +163,7 @@ final private[shuffle] class QuiverSerializerManager(
 
   /** Quiver's reader of the configured codec's streams, when Quiver has one. */
   private lazy val quiverCodec: Option[SparkStreamCodec] =
-    QuiverSerializerManager.quiverCodecFor(CompressionCodec.createCodec(conf))
+    SparkCodec.quiverReaderFor(CompressionCodec.createCodec(conf))
 
   override def wrapStream(blockId: BlockId, s: InputStream): InputStream = blockId match {
     case id: ShuffleBlockId =>
@@ -181,16 +182,4 @@ final private[shuffle] class QuiverSerializerManager(
         case Some(codec) => codec.decompress(s)
         case None => spark.wrapForCompression(id, s)
       }
-}
-
-private[shuffle] object QuiverSerializerManager {
-
-  /**
-   * Quiver's reader for Spark's `codec`, if Quiver reads its streams: lz4 and snappy. The exact
-   * class is matched: a subclass might frame its streams otherwise.
-   */
-  def quiverCodecFor(codec: CompressionCodec): Option[SparkStreamCodec] =
-    if (codec.getClass == classOf[LZ4CompressionCodec]) Some(SparkStreamCodec.LZ4)
-    else if (codec.getClass == classOf[SnappyCompressionCodec]) Some(SparkStreamCodec.SNAPPY)
-    else None
 }
