@@ -15,7 +15,26 @@ trait QuiverSparkSession { self: Suite =>
 
 object QuiverSparkSession {
 
-  lazy val session: SparkSession = {
+  private var current: SparkSession = _
+
+  /** The shared session, started on first use and again after [[discard]]. */
+  def session: SparkSession = synchronized {
+    if (current == null || current.sparkContext.isStopped) current = start()
+    current
+  }
+
+  /**
+   * Stops the shared session, so that the next suite starts a fresh one. For a test that leaves
+   * the session unusable: a fetch failure in local mode makes the scheduler remove the driver's
+   * own block manager, which cannot register again without a cluster scheduler, so every task
+   * result stored in it from then on is lost.
+   */
+  def discard(): Unit = synchronized {
+    if (current != null) current.stop()
+    current = null
+  }
+
+  private def start(): SparkSession = {
     QuiverConf.entries // registers Quiver's settings before the first `SET -v`
     SparkSession
       .builder()

@@ -14,6 +14,7 @@ import org.apache.spark.{FetchFailed, SparkConf, SparkEnv, SparkException}
 import org.apache.spark.io.CompressionCodec
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 import org.apache.spark.shuffle.sort.SortShuffleManager
+import org.apache.spark.sql.quiver.{QuiverSparkSession, SparkCodec}
 import org.apache.spark.sql.quiver.bench.ListenerBus
 import org.apache.spark.storage.ShuffleBlockId
 import org.scalatest.funsuite.AnyFunSuite
@@ -60,7 +61,10 @@ class ShuffleHardeningSuite extends AnyFunSuite with ShuffleTestSupport {
         catch { case e: SparkException => Left(e) }
       ListenerBus.drain(sc)
       (result, failures.synchronized(failures.toList))
-    } finally sc.removeSparkListener(listener)
+    } finally {
+      sc.removeSparkListener(listener)
+      if (failures.synchronized(failures.nonEmpty)) QuiverSparkSession.discard()
+    }
   }
 
   test("a data file cut at a block boundary, its index unchanged, fails the fetch by name") {
@@ -120,11 +124,11 @@ class ShuffleHardeningSuite extends AnyFunSuite with ShuffleTestSupport {
 
   test("Quiver reads Spark's lz4 and snappy shuffle codecs with its own readers") {
     def codec(name: String) = CompressionCodec.createCodec(new SparkConf(false), name)
-    assert(QuiverSerializerManager.quiverCodecFor(codec("lz4")).contains(SparkStreamCodec.LZ4))
+    assert(SparkCodec.quiverReaderFor(codec("lz4")).contains(SparkStreamCodec.LZ4))
     assert(
-      QuiverSerializerManager.quiverCodecFor(codec("snappy")).contains(SparkStreamCodec.SNAPPY)
+      SparkCodec.quiverReaderFor(codec("snappy")).contains(SparkStreamCodec.SNAPPY)
     )
-    assert(QuiverSerializerManager.quiverCodecFor(codec("zstd")).isEmpty)
+    assert(SparkCodec.quiverReaderFor(codec("zstd")).isEmpty)
   }
 
   test("a damaged Spark-lz4 shuffle stream fails in Quiver's reader, with nothing leaked") {
