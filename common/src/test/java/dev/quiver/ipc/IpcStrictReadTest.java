@@ -88,14 +88,9 @@ class IpcStrictReadTest {
   void negativeAndHugeMetadataLengthsAreRefusedBeforeAllocating() throws IOException {
     for (int length : new int[] {-2, Integer.MIN_VALUE, (64 << 20) + 1}) {
       byte[] stream = prefix(length);
-      try (BufferAllocator probe = allocator.newChildAllocator("probe", 0, Long.MAX_VALUE)) {
-        IpcFormatException e =
-            assertThrows(
-                IpcFormatException.class,
-                () -> ArrowIpc.decode(stream, StreamCodec.NONE, probe, "length " + length));
-        assertTrue(e.getMessage().contains("bytes of metadata"), e.getMessage());
-        assertEquals(0, probe.getPeakMemoryAllocation());
-      }
+      // Nothing at all allocated: the length is refused before the metadata is read.
+      IpcFormatException e = expectRefusedWithin(stream, "length " + length, 1);
+      assertTrue(e.getMessage().contains("bytes of metadata"), e.getMessage());
     }
   }
 
@@ -158,15 +153,9 @@ class IpcStrictReadTest {
                 .toByteArray();
       }
     }
-    try (BufferAllocator probe = allocator.newChildAllocator("probe", 0, Long.MAX_VALUE)) {
-      IpcFormatException e =
-          assertThrows(
-              IpcFormatException.class,
-              () -> ArrowIpc.decode(stream, StreamCodec.NONE, probe, "long column"));
-      assertTrue(e.getMessage().contains("data buffer has"), e.getMessage());
-      assertTrue(e.getMessage().contains("record batch 0"), e.getMessage());
-      assertTrue(probe.getPeakMemoryAllocation() < (1 << 20), "" + probe.getPeakMemoryAllocation());
-    }
+    IpcFormatException e = expectRefusedWithin(stream, "long column", 1 << 20);
+    assertTrue(e.getMessage().contains("data buffer has"), e.getMessage());
+    assertTrue(e.getMessage().contains("record batch 0"), e.getMessage());
   }
 
   @Test
@@ -220,15 +209,9 @@ class IpcStrictReadTest {
                 .toByteArray();
       }
     }
-    try (BufferAllocator probe = allocator.newChildAllocator("probe", 0, Long.MAX_VALUE)) {
-      IpcFormatException e =
-          assertThrows(
-              IpcFormatException.class,
-              () -> ArrowIpc.decode(stream, StreamCodec.NONE, probe, "short child"));
-      assertTrue(e.getMessage().contains("its parent s needs " + rows), e.getMessage());
-      // The body (half a MiB of bitmap, rounded up) and not the 16 MiB the child would grow to.
-      assertTrue(probe.getPeakMemoryAllocation() < (2 << 20), "" + probe.getPeakMemoryAllocation());
-    }
+    // The body (half a MiB of bitmap, rounded up) and not the 16 MiB the child would grow to.
+    IpcFormatException e = expectRefusedWithin(stream, "short child", 2 << 20);
+    assertTrue(e.getMessage().contains("its parent s needs " + rows), e.getMessage());
   }
 
   @Test
@@ -254,15 +237,9 @@ class IpcStrictReadTest {
                 .toByteArray();
       }
     }
-    try (BufferAllocator probe = allocator.newChildAllocator("probe", 0, Long.MAX_VALUE)) {
-      IpcFormatException e =
-          assertThrows(
-              IpcFormatException.class,
-              () -> ArrowIpc.decode(stream, StreamCodec.NONE, probe, "dictionary claim"));
-      assertTrue(e.getMessage().contains("dictionary 4"), e.getMessage());
-      assertTrue(e.getMessage().contains("offsets buffer has 8 bytes"), e.getMessage());
-      assertTrue(probe.getPeakMemoryAllocation() < (1 << 20), "" + probe.getPeakMemoryAllocation());
-    }
+    IpcFormatException e = expectRefusedWithin(stream, "dictionary claim", 1 << 20);
+    assertTrue(e.getMessage().contains("dictionary 4"), e.getMessage());
+    assertTrue(e.getMessage().contains("offsets buffer has 8 bytes"), e.getMessage());
   }
 
   @Test
@@ -402,6 +379,20 @@ class IpcStrictReadTest {
       root = root.getCause();
     }
     assertTrue(root instanceof RuntimeException, "the original is kept: " + root);
+  }
+
+  /** Like {@link #expectRefused}, with the decode's peak allocation under {@code bound} bytes. */
+  private IpcFormatException expectRefusedWithin(byte[] stream, String source, long bound) {
+    try (BufferAllocator probe = allocator.newChildAllocator("probe", 0, Long.MAX_VALUE)) {
+      IpcFormatException e =
+          assertThrows(
+              IpcFormatException.class,
+              () -> ArrowIpc.decode(stream, StreamCodec.NONE, probe, source));
+      assertTrue(e.getMessage().contains(source), e.getMessage());
+      assertTrue(
+          probe.getPeakMemoryAllocation() < bound, "peak " + probe.getPeakMemoryAllocation());
+      return e;
+    }
   }
 
   private IpcFormatException expectRefused(byte[] stream, String source) {

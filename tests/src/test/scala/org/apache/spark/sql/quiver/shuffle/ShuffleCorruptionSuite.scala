@@ -1,8 +1,5 @@
 package org.apache.spark.sql.quiver.shuffle
 
-import java.nio.{ByteBuffer, ByteOrder}
-
-import dev.quiver.spark.shuffle.ShufflePartitioning
 import org.apache.spark.SparkException
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -13,25 +10,6 @@ import org.scalatest.funsuite.AnyFunSuite
  * changes the bytes under Spark's codec: what Quiver's reader then gets is exactly the change.
  */
 class ShuffleCorruptionSuite extends AnyFunSuite with ShuffleTestSupport {
-
-  /** A shuffle whose map outputs (two map tasks, one reduce partition) are on disk. */
-  private def writtenShuffle(): ShuffleExchange = {
-    val df = allTypes(rows = 600, partitions = 2)
-    val exchange = this.exchange(df, ShufflePartitioning.Single, rowsPerBatch = 100)
-    spark.sparkContext.submitMapStage(exchange.dependency).get()
-    exchange
-  }
-
-  /** Where each block of a stream of blocks starts. */
-  private def blockStarts(blocks: Array[Byte]): Seq[Int] = {
-    val starts = Seq.newBuilder[Int]
-    var at = 0
-    while (at < blocks.length) {
-      starts += at
-      at += 8 + ByteBuffer.wrap(blocks, at, 8).order(ByteOrder.LITTLE_ENDIAN).getLong().toInt
-    }
-    starts.result()
-  }
 
   /** Changes the first map output's blocks, reads the shuffle, and returns why the task failed. */
   private def readAfter(decoding: Boolean)(change: Array[Byte] => Array[Byte]): String = {

@@ -7,7 +7,6 @@ import scala.collection.mutable.ArrayBuffer
 
 import dev.quiver.ipc.SparkStreamCodec
 import dev.quiver.shuffle.{BlockCodec, ShuffleBlockDecoder, ShuffleBlockWriter}
-import dev.quiver.spark.shuffle.ShufflePartitioning
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.{IntVector, VectorSchemaRoot}
 import org.apache.spark.{FetchFailed, SparkConf, SparkEnv, SparkException}
@@ -26,23 +25,6 @@ import org.scalatest.funsuite.AnyFunSuite
  * readers.
  */
 class ShuffleHardeningSuite extends AnyFunSuite with ShuffleTestSupport {
-
-  private def writtenShuffle(): ShuffleExchange = {
-    val df = allTypes(rows = 600, partitions = 2)
-    val exchange = this.exchange(df, ShufflePartitioning.Single, rowsPerBatch = 100)
-    spark.sparkContext.submitMapStage(exchange.dependency).get()
-    exchange
-  }
-
-  private def blockStarts(blocks: Array[Byte]): Seq[Int] = {
-    val starts = Seq.newBuilder[Int]
-    var at = 0
-    while (at < blocks.length) {
-      starts += at
-      at += 8 + ByteBuffer.wrap(blocks, at, 8).order(ByteOrder.LITTLE_ENDIAN).getLong().toInt
-    }
-    starts.result()
-  }
 
   /** Runs `job`, returning what it gave and the messages of the fetch failures on the way. */
   private def withFetchFailures[T](job: => T): (Either[SparkException, T], Seq[String]) = {

@@ -1,5 +1,7 @@
 package org.apache.spark.sql.quiver.shuffle
 
+import java.nio.{ByteBuffer, ByteOrder}
+
 import dev.quiver.shuffle.ShuffleBlockFormat
 import dev.quiver.spark.QuiverRuntime
 import dev.quiver.spark.shuffle.{QuiverExchange, ShufflePartitioning}
@@ -43,6 +45,25 @@ trait ShuffleTestSupport extends QuiverSparkSession with BeforeAndAfterEach with
       .toSeq
       .groupBy(_._1)
       .map { case (partition, rows) => partition -> rows.map(_._2) }
+  }
+
+  /** A shuffle whose map outputs (two map tasks, one reduce partition) are on disk. */
+  protected def writtenShuffle(): ShuffleExchange = {
+    val df = allTypes(rows = 600, partitions = 2)
+    val exchange = this.exchange(df, ShufflePartitioning.Single, rowsPerBatch = 100)
+    spark.sparkContext.submitMapStage(exchange.dependency).get()
+    exchange
+  }
+
+  /** Where each block of a stream of blocks starts. */
+  protected def blockStarts(blocks: Array[Byte]): Seq[Int] = {
+    val starts = Seq.newBuilder[Int]
+    var at = 0
+    while (at < blocks.length) {
+      starts += at
+      at += 8 + ByteBuffer.wrap(blocks, at, 8).order(ByteOrder.LITTLE_ENDIAN).getLong().toInt
+    }
+    starts.result()
   }
 
   protected def assertNothingLeaked(): Unit = {
