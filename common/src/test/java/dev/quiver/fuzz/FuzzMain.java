@@ -17,10 +17,12 @@ import org.junit.platform.launcher.listeners.TestExecutionSummary;
  * {@code JAZZER_FUZZ=1} in the environment it fuzzes; without, it runs the target's seeds.
  *
  * <pre>
- * FuzzMain TARGET SECONDS WORK_DIR
+ * FuzzMain TARGET SECONDS WORK_DIR [SEED]
  *   TARGET    dev.quiver.fuzz.SomeFuzzTest#method
  *   SECONDS   the fuzzing budget (libFuzzer's -max_total_time)
  *   WORK_DIR  where the generated corpus (.cifuzz-corpus) and crashing inputs (crash-*, ...) go
+ *   SEED      libFuzzer's -seed: a fixed one makes a run repeat the same inputs in the same order
+ *             (as far as its time allows); 0 or none, a random one
  * </pre>
  *
  * Exit status 0 when the target passed, 1 on a finding (libFuzzer exits by itself, non-zero, when
@@ -37,13 +39,14 @@ public final class FuzzMain {
   private FuzzMain() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 3 || !args[0].contains("#")) {
-      System.err.println("usage: FuzzMain CLASS#METHOD SECONDS WORK_DIR");
+    if (args.length < 3 || args.length > 4 || !args[0].contains("#")) {
+      System.err.println("usage: FuzzMain CLASS#METHOD SECONDS WORK_DIR [SEED]");
       System.exit(2);
     }
     String target = args[0];
     long seconds = Long.parseLong(args[1]);
     Path work = Paths.get(args[2]).toAbsolutePath();
+    long seed = args.length == 4 ? Long.parseLong(args[3]) : 0;
     Files.createDirectories(work);
     LauncherDiscoveryRequest request =
         LauncherDiscoveryRequestBuilder.request()
@@ -57,6 +60,7 @@ public final class FuzzMain {
             .configurationParameter(
                 "jazzer.internal.arg.2",
                 "-artifact_prefix=" + work + work.getFileSystem().getSeparator())
+            .configurationParameter("jazzer.internal.arg.3", "-seed=" + seed)
             .configurationParameter("jazzer.internal.basedir", work.toString())
             .configurationParameter("jazzer.instrumentation_includes", INSTRUMENTED)
             .build();

@@ -305,6 +305,25 @@ class IpcStrictReadTest {
   }
 
   @Test
+  void aSchemaNestedDeeperThanArrowAllowsIsRefusedBeforeArrowRecursesIntoIt() throws IOException {
+    Field nested = INTS;
+    for (int depth = 0; depth < IpcStreamReader.MAX_NESTING_DEPTH; depth++) {
+      nested =
+          new Field(
+              "s" + depth,
+              FieldType.nullable(ArrowType.Struct.INSTANCE),
+              Collections.singletonList(nested));
+    }
+    byte[] stream =
+        new RawStreamWriter()
+            .schema(new Schema(Collections.singletonList(nested)))
+            .end()
+            .toByteArray();
+    IpcFormatException e = expectRefused(stream, "deep schema");
+    assertTrue(e.getMessage().contains("deeper than 64 levels"), e.getMessage());
+  }
+
+  @Test
   void viewTypesAreRefusedByName() throws IOException {
     // Built by hand: Arrow 11 and 12 (Spark 3.x) have no view types to build it with.
     FlatBufferBuilder builder = new FlatBufferBuilder();
