@@ -84,6 +84,9 @@ final class IpcStreamReader implements AutoCloseable {
               "Interval",
               "Duration"));
 
+  /** The nesting depth Arrow C++'s IPC reader allows too. */
+  static final int MAX_NESTING_DEPTH = 64;
+
   private final IpcMessageReader messages;
   private final BufferAllocator allocator;
 
@@ -159,6 +162,7 @@ final class IpcStreamReader implements AutoCloseable {
         if (flat == null) {
           throw new IpcFormatException(m.describe() + ": the schema message has no schema");
         }
+        checkNesting(flat, m.metadata.getByteBuffer().capacity());
         if (flat.endianness() == Endianness.Big) {
           throw new IpcFormatException(
               "the schema declares big-endian byte order; Quiver reads little-endian streams only"
@@ -195,6 +199,36 @@ final class IpcStreamReader implements AutoCloseable {
     root = new VectorSchemaRoot(new Schema(fields, schema.getCustomMetadata()), vectors, 0);
     loader = new VectorLoader(root);
     unloader = new VectorUnloader(root);
+  }
+
+  /**
+   * Refuses a schema nested deeper than {@link #MAX_NESTING_DEPTH} or with more fields than its
+   * metadata can hold, before Arrow converts it: Arrow's conversion recurses through the children
+   * with no limit, and a flatbuffer whose fields nest through shared or self-referring child tables
+   * would recurse until the stack overflows.
+   */
+  private static void checkNesting(org.apache.arrow.flatbuf.Schema flat, int metadataBytes)
+      throws IpcFormatException {
+    // Every field table takes well over 4 bytes of the metadata; more visits means shared tables.
+    long[] budget = {metadataBytes / 4 + 1};
+    for (int i = 0; i < flat.fieldsLength(); i++) {
+      checkNesting(flat.fields(i), 1, budget);
+    }
+  }
+
+  private static void checkNesting(org.apache.arrow.flatbuf.Field field, int depth, long[] budget)
+      throws IpcFormatException {
+    if (depth > MAX_NESTING_DEPTH) {
+      throw new IpcFormatException(
+          "the schema nests fields deeper than " + MAX_NESTING_DEPTH + " levels");
+    }
+    if (--budget[0] < 0) {
+      throw new IpcFormatException(
+          "the schema has more fields than its metadata can hold (child tables shared or cyclic)");
+    }
+    for (int i = 0; i < field.childrenLength(); i++) {
+      checkNesting(field.children(i), depth + 1, budget);
+    }
   }
 
   /**
