@@ -147,7 +147,7 @@ final class BatchChecks {
         if (lastOffset >= 0) {
           need(field, "data", capacity, lastOffset);
         } else if (!hasOffsets(layouts)) {
-          need(field, "data", capacity, (length * layout.getTypeBitWidth() + 7) / 8);
+          need(field, "data", capacity, fixedWidthBytes(field, layout, length));
         }
       } else {
         throw new IpcFormatException(
@@ -183,6 +183,26 @@ final class BatchChecks {
       }
       checkField(child, cursor);
     }
+  }
+
+  /**
+   * The bytes {@code length} values of a fixed-width column take. From the type itself where the
+   * layout's int bit width would overflow (a fixed-size binary of over 256 MiB a value).
+   */
+  private static long fixedWidthBytes(Field field, BufferLayout layout, long length)
+      throws IpcFormatException {
+    ArrowType type = field.getType();
+    long bits =
+        type instanceof ArrowType.FixedSizeBinary
+            ? 8L * ((ArrowType.FixedSizeBinary) type).getByteWidth()
+            : layout.getTypeBitWidth();
+    if (bits < 0 || (bits > 0 && length > (Long.MAX_VALUE - 7) / bits)) {
+      throw new IpcFormatException(
+          String.format(
+              "column %s: %d values of %d bits each cannot be held",
+              field.getName(), length, bits));
+    }
+    return (length * bits + 7) / 8;
   }
 
   private static boolean hasOffsets(List<BufferLayout> layouts) {
