@@ -2,6 +2,7 @@ package dev.quiver.ipc;
 
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
 import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
+import dev.quiver.annotation.Public;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -30,6 +31,7 @@ import org.xerial.snappy.SnappyOutputStream;
  *   <li>{@code none}: the bytes as they are.
  * </ul>
  */
+@Public
 public final class SparkStreamCodec implements StreamCodec {
 
   /** Spark's {@code spark.io.compression.lz4.blockSize} default. */

@@ -3,6 +3,7 @@ package dev.quiver.shuffle;
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
 import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
+import dev.quiver.annotation.Public;
 import dev.quiver.ipc.SafeLz4;
 import dev.quiver.ipc.SnappyStreams;
 import dev.quiver.ipc.StreamCodec;
@@ -22,6 +23,7 @@ import org.xerial.snappy.SnappyFramedOutputStream;
  * Comet's native shuffle writer: {@code LZ4_} is the LZ4 frame format, {@code ZSTD} a zstd frame,
  * {@code SNAP} the Snappy framing format, {@code NONE} the IPC stream as is.
  */
+@Public
 public final class BlockCodec implements StreamCodec {
 
   /** The zstd level of {@link #ZSTD}: Comet's default. */

@@ -1,5 +1,6 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Internal;
 import java.io.EOFException;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.io.InputStream;
  * block readers and Spark's codecs do) always triggers the check; one that stops early (a killed
  * task) does not, and closing is never an error.
  */
+@Internal
 public final class ExactLengthInputStream extends FilterInputStream {
 
   private final long expectedLength;

@@ -1,5 +1,6 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.task.TaskScope;
 import java.io.Closeable;
 import java.io.EOFException;
@@ -28,6 +29,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Not thread-safe, except that {@link #close()} may be called from another thread to stop a read
  * that is stalled (it closes the stream).
  */
+@Public
 public final class RawBlockIterator implements Closeable {
 
   /** {@code expectedFieldCount} when the caller gives none. */

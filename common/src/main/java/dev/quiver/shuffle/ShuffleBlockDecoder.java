@@ -1,5 +1,6 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
 import dev.quiver.ipc.IpcFormatException;
@@ -34,6 +35,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * <p>Not thread-safe, except that {@link #close()} may be called from another thread to stop a read
  * that is stalled (it closes the stream; the read then fails and releases what it held).
  */
+@Public
 public final class ShuffleBlockDecoder implements Closeable {
 
   private final BlockStream blocks;

@@ -1,6 +1,9 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Public;
+
 /** Sizes of the shuffle block format (see the {@linkplain dev.quiver.shuffle package docs}). */
+@Public
 public final class ShuffleBlockFormat {
 
   /** The leading u64 that gives the length of the rest of the block. */

@@ -1,5 +1,6 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.ipc.ArrowIpc;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -19,6 +20,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * reads. The stream stays open: the caller owns it. Dictionary-encoded fields are not supported
  * (Comet's blocks carry none).
  */
+@Public
 public final class ShuffleBlockWriter {
 
   private final OutputStream out;

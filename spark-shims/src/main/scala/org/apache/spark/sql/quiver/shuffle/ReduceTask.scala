@@ -3,7 +3,8 @@ package org.apache.spark.sql.quiver.shuffle
 import java.io.{FilterInputStream, InputStream, IOException}
 
 import dev.quiver.shuffle.{RawBlockIterator, ShuffleBlockDecoder}
-import dev.quiver.spark.{QuiverRuntime, SparkShims}
+import org.apache.spark.sql.quiver.QuiverRuntime
+import org.apache.spark.sql.quiver.shim.SparkShims
 import dev.quiver.spark.shuffle.QuiverShuffleMetrics
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.spark.{ShuffleDependency, TaskContext}

@@ -1,7 +1,8 @@
 package org.apache.spark.sql.quiver.shuffle
 
 import dev.quiver.shuffle.BlockCodec
-import dev.quiver.spark.{QuiverRuntime, SparkShims}
+import org.apache.spark.sql.quiver.QuiverRuntime
+import org.apache.spark.sql.quiver.shim.SparkShims
 import dev.quiver.spark.shuffle.{
   QuiverExchange,
   QuiverShuffleMetrics,

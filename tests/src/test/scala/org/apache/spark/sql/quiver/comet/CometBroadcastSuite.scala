@@ -4,7 +4,7 @@ import java.io.File
 import java.nio.file.Files
 import java.sql.Timestamp
 
-import dev.quiver.spark.QuiverRuntime
+import org.apache.spark.sql.quiver.QuiverRuntime
 import dev.quiver.spark.broadcast.ArrowBroadcastRDD
 import org.apache.spark.sql.quiver.{QuiverSparkSession, SparkRows}
 import org.scalatest.funsuite.AnyFunSuite

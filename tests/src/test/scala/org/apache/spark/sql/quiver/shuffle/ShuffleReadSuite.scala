@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicReference
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 
-import dev.quiver.spark.QuiverRuntime
+import org.apache.spark.sql.quiver.QuiverRuntime
 import dev.quiver.spark.shuffle.ShufflePartitioning
 import org.apache.spark.{SparkException, TaskContext, TaskKilledException}
 import org.apache.spark.sql.DataFrame

@@ -3,7 +3,8 @@ package org.apache.spark.sql.quiver.shuffle
 import java.nio.{ByteBuffer, ByteOrder}
 
 import dev.quiver.shuffle.ShuffleBlockFormat
-import dev.quiver.spark.QuiverRuntime
+import org.apache.spark.sql.quiver.QuiverRuntime
+import dev.quiver.spark.ArrowBatches
 import dev.quiver.spark.shuffle.{QuiverExchange, ShufflePartitioning}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.quiver.{QuiverSparkSession, SparkRows}
@@ -27,7 +28,7 @@ trait ShuffleTestSupport extends QuiverSparkSession with BeforeAndAfterEach with
       wrapper: StreamWrapper = StreamWrapper.None
   ): ShuffleExchange =
     new ShuffleExchange(
-      ArrowInput.batches(df, rowsPerBatch),
+      ArrowBatches.of(df, rowsPerBatch),
       df.schema,
       partitioning,
       ShuffleSettings(codec, 3, batchSize, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH),

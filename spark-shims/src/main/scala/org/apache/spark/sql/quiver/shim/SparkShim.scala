@@ -1,4 +1,4 @@
-package dev.quiver.spark
+package org.apache.spark.sql.quiver.shim
 
 import java.io.Closeable
 
@@ -13,7 +13,7 @@ import org.apache.spark.sql.types.StructType
  * What differs between the Spark release lines Quiver supports. Everything else is written once
  * in this module and compiled against each release.
  */
-trait SparkShim {
+private[quiver] trait SparkShim {
 
   /** The `major.minor` Spark lines this shim serves, e.g. `Seq("4.0", "4.1")`. */
   def sparkLines: Seq[String]

@@ -1,4 +1,4 @@
-package dev.quiver.bench.shuffle
+package org.apache.spark.sql.quiver.bench.shuffle
 
 import java.io.{ByteArrayInputStream, FilterInputStream, InputStream}
 import java.lang.management.ManagementFactory

@@ -1,16 +1,16 @@
-package dev.quiver.bench.shuffle
+package org.apache.spark.sql.quiver.bench.shuffle
 
 import java.io.File
 import java.lang.management.ManagementFactory
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 
-import dev.quiver.spark.QuiverRuntime
+import dev.quiver.spark.ArrowBatches
 import dev.quiver.spark.shuffle.{QuiverShuffle, ShufflePartitioning}
 import org.apache.spark.SPARK_VERSION
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.quiver.QuiverConf
-import org.apache.spark.sql.quiver.shuffle.{ArrowInput, MapStage, ShuffleSettings}
+import org.apache.spark.sql.quiver.{QuiverConf, QuiverRuntime}
+import org.apache.spark.sql.quiver.shuffle.{MapStage, ShuffleSettings}
 
 /**
  * The hot reduce task of a skewed shuffled join: most rows share one key, so one reduce task reads
@@ -71,7 +71,7 @@ object ShuffleBench {
 
   def main(args: Array[String]): Unit = {
     val options = parse(args.toList)
-    QuiverConf.entries
+    QuiverConf.register()
     val spark = SparkSession
       .builder()
       .master("local[2]")
@@ -94,7 +94,7 @@ object ShuffleBench {
 
     val table = skewedTable(spark, options.rows, options.maps)
     val exchange = QuiverShuffle.exchange(
-      ArrowInput.batches(table, options.batchRows),
+      ArrowBatches.of(table, options.batchRows),
       table.schema,
       ShufflePartitioning.hash(options.partitions, "key")
     )

@@ -1,14 +1,20 @@
-package dev.quiver.spark.broadcast
+package org.apache.spark.sql.quiver.broadcast
 
+import dev.quiver.annotation.Internal
 import dev.quiver.broadcast.BroadcastReader
 import org.apache.arrow.vector.{FieldVector, ValueVector, VectorSchemaRoot}
 import org.apache.arrow.vector.dictionary.DictionaryEncoder
+import org.apache.spark.{SparkEnv, TaskContext}
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.sql.quiver.{QuiverRuntime, SparkCodec}
+import org.apache.spark.sql.quiver.shim.SparkShims
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
 
 /**
  * Presents a [[BroadcastReader]] as Spark `ColumnarBatch`es over its views. Each batch is valid
  * until the next `hasNext`; the reader closes the view behind it then, and at task end.
  */
+@Internal
 class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
 
   private var fetched = false
@@ -60,5 +66,23 @@ class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
       reader.closeWithView(values)
       values
     }
+  }
+}
+
+@Internal
+object ColumnarBatches {
+
+  /**
+   * Reads the whole broadcast in the current task: the one read path every consumer (joins, plain
+   * JVM consumers) goes through.
+   */
+  def read(
+      broadcast: Broadcast[Array[Array[Byte]]],
+      context: TaskContext,
+      shareDecoded: Boolean
+  ): ColumnarBatches = {
+    val source = new ArrowBroadcastSource(broadcast, SparkCodec(SparkEnv.get.conf))
+    val task = SparkShims.get.taskScope(context)
+    new ColumnarBatches(QuiverRuntime.broadcastCache.open(source, task, shareDecoded))
   }
 }

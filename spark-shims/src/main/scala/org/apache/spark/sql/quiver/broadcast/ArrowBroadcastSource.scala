@@ -1,4 +1,4 @@
-package dev.quiver.spark.broadcast
+package org.apache.spark.sql.quiver.broadcast
 
 import java.io.{ByteArrayInputStream, InputStream}
 
@@ -11,8 +11,10 @@ import org.apache.spark.broadcast.Broadcast
  * stream, as an engine broadcasts a build side. The value is fetched (once per executor, by
  * Spark) only when a stream is opened.
  */
-class ArrowBroadcastSource(broadcast: Broadcast[Array[Array[Byte]]], codec: StreamCodec)
-    extends BroadcastSource {
+private[quiver] class ArrowBroadcastSource(
+    broadcast: Broadcast[Array[Array[Byte]]],
+    codec: StreamCodec
+) extends BroadcastSource {
 
   override def broadcastId(): Long = broadcast.id
 

@@ -1,4 +1,4 @@
-package dev.quiver.bench.shuffle
+package org.apache.spark.sql.quiver.bench.shuffle
 
 import java.io.{EOFException, InputStream}
 import java.nio.{ByteBuffer, ByteOrder}

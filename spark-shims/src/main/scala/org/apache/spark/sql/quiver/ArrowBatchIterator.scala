@@ -1,40 +1,30 @@
-package org.apache.spark.sql.quiver.shuffle
+package org.apache.spark.sql.quiver
 
-import dev.quiver.spark.{QuiverRuntime, SparkShims}
+import dev.quiver.annotation.Internal
 import org.apache.arrow.vector.VectorSchemaRoot
 import org.apache.spark.TaskContext
-import org.apache.spark.rdd.RDD
-import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.arrow.ArrowWriter
-import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.quiver.ArrowSchemas
+import org.apache.spark.sql.quiver.shim.SparkShims
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
 
-/** A `DataFrame`'s rows as Arrow-backed batches, the input an exchange takes. */
-object ArrowInput {
-
-  /** Each partition's rows in batches of `rowsPerBatch`, written by Spark's `ArrowWriter`. */
-  def batches(df: DataFrame, rowsPerBatch: Int): RDD[ColumnarBatch] = {
-    val schema = df.schema
-    val timeZoneId = SQLConf.get.sessionLocalTimeZone
-    df.queryExecution.toRdd.mapPartitions { rows =>
-      new ArrowBatchIterator(rows, schema, timeZoneId, rowsPerBatch)
-    }
-  }
-}
-
-/** One reused batch: refilled on every `next()`, freed when the task completes. */
-private class ArrowBatchIterator(
+/**
+ * A task's rows as Arrow-backed batches of up to `rowsPerBatch` rows, written by Spark's own
+ * `ArrowWriter` into one reused root: refilled on every `next()`, freed when the task completes.
+ */
+@Internal
+class ArrowBatchIterator(
     rows: Iterator[InternalRow],
     schema: StructType,
     timeZoneId: String,
     rowsPerBatch: Int
 ) extends Iterator[ColumnarBatch] {
 
+  require(rowsPerBatch > 0, s"rowsPerBatch must be positive, got $rowsPerBatch")
+
   private val allocator =
-    QuiverRuntime.allocator.newChildAllocator("quiver-test-input", 0, Long.MaxValue)
+    QuiverRuntime.allocator.newChildAllocator("quiver-dataframe-batches", 0, Long.MaxValue)
   private val root = VectorSchemaRoot.create(ArrowSchemas.toArrow(schema, timeZoneId), allocator)
   private val writer = ArrowWriter.create(root)
 
@@ -49,6 +39,7 @@ private class ArrowBatchIterator(
   override def hasNext: Boolean = rows.hasNext
 
   override def next(): ColumnarBatch = {
+    if (!hasNext) throw new NoSuchElementException("no more rows")
     writer.reset()
     var n = 0
     while (n < rowsPerBatch && rows.hasNext) {

@@ -1,4 +1,4 @@
-package dev.quiver.spark
+package org.apache.spark.sql.quiver.shim
 
 import java.util.ServiceLoader
 
@@ -8,7 +8,7 @@ import org.apache.spark.SPARK_VERSION
  * Finds the [[SparkShim]] for the Spark on the classpath. Each per-release artifact carries one
  * shim, registered as a `java.util.ServiceLoader` provider.
  */
-object SparkShims {
+private[quiver] object SparkShims {
 
   /** Every Spark line some Quiver artifact supports, for the error message. */
   val SupportedLines: Seq[String] = Seq("3.4", "3.5", "4.0", "4.1")
