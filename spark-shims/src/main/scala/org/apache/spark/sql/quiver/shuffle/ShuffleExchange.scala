@@ -17,23 +17,13 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * A [[QuiverExchange]]: the map side as a `ShuffleDependency` on Spark's shuffle, keyed by reduce
  * partition, whose records are [[EncodedBlock]]s written by [[ShuffleBlockSerializer]]; the reduce
  * side as two RDDs over that dependency.
- *
- * @param wrapper applied to every stream the reduce side reads (tests)
  */
 class ShuffleExchange(
     input: RDD[ColumnarBatch],
     override val schema: StructType,
     override val partitioning: ShufflePartitioning,
-    settings: ShuffleSettings,
-    wrapper: StreamWrapper
+    settings: ShuffleSettings
 ) extends QuiverExchange {
-
-  def this(
-      input: RDD[ColumnarBatch],
-      schema: StructType,
-      partitioning: ShufflePartitioning,
-      settings: ShuffleSettings
-  ) = this(input, schema, partitioning, settings, StreamWrapper.None)
 
   partitioning match {
     case hash: ShufflePartitioning.Hash => RowPartitioner.partitionIdExpression(hash, schema)
@@ -46,7 +36,7 @@ class ShuffleExchange(
     new ShuffleDependency[Int, EncodedBlock, EncodedBlock](
       ShuffleExchange.encodeBlocks(input, schema, partitioning, settings),
       new PartitionIds(partitioning.numPartitions),
-      new ShuffleBlockSerializer(wrapper)
+      new ShuffleBlockSerializer
     )
 
   override val metrics: QuiverShuffleMetrics = QuiverShuffleMetrics(input.sparkContext)
