@@ -16,6 +16,7 @@ import java.util.Locale;
 import net.jpountz.lz4.LZ4FrameInputStream;
 import net.jpountz.lz4.LZ4FrameOutputStream;
 import net.jpountz.xxhash.XXHashFactory;
+import org.apache.arrow.util.Preconditions;
 import org.xerial.snappy.SnappyFramedOutputStream;
 
 /**
@@ -65,15 +66,12 @@ public final class BlockCodec implements StreamCodec {
 
   /** The {@code ZSTD} codec compressing at {@code level} (zstd's range, negative levels too). */
   public static BlockCodec zstd(int level) {
-    if (level < Zstd.minCompressionLevel() || level > Zstd.maxCompressionLevel()) {
-      throw new IllegalArgumentException(
-          "zstd level must be between "
-              + Zstd.minCompressionLevel()
-              + " and "
-              + Zstd.maxCompressionLevel()
-              + ", got "
-              + level);
-    }
+    Preconditions.checkArgument(
+        level >= Zstd.minCompressionLevel() && level <= Zstd.maxCompressionLevel(),
+        "zstd level must be between %s and %s, got %s",
+        Zstd.minCompressionLevel(),
+        Zstd.maxCompressionLevel(),
+        level);
     return level == DEFAULT_ZSTD_LEVEL ? ZSTD : new BlockCodec(Kind.ZSTD, "ZSTD", level);
   }
 

@@ -2,13 +2,13 @@ package org.apache.spark.sql.quiver.broadcast
 
 import dev.quiver.annotation.Internal
 import dev.quiver.broadcast.BroadcastReader
-import org.apache.arrow.vector.{FieldVector, ValueVector, VectorSchemaRoot}
+import org.apache.arrow.vector.{FieldVector, ValueVector}
 import org.apache.arrow.vector.dictionary.DictionaryEncoder
 import org.apache.spark.{SparkEnv, TaskContext}
 import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.quiver.{QuiverRuntime, SparkCodec}
+import org.apache.spark.sql.quiver.{QuiverRuntime, SparkBatches, SparkCodec}
 import org.apache.spark.sql.quiver.shim.SparkShims
-import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
+import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
  * Presents a [[BroadcastReader]] as Spark `ColumnarBatch`es over its views. Each batch is valid
@@ -31,7 +31,7 @@ class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
   override def next(): ColumnarBatch = {
     if (!hasNext) throw new NoSuchElementException("no more broadcast batches")
     fetched = false
-    toColumnarBatch(reader.current())
+    SparkBatches.toColumnarBatch(reader.current(), plain)
   }
 
   /**
@@ -45,16 +45,6 @@ class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
       reader.keepCurrent()
     }
     all.result()
-  }
-
-  private def toColumnarBatch(root: VectorSchemaRoot): ColumnarBatch = {
-    val columns = new Array[ColumnVector](root.getFieldVectors.size())
-    var i = 0
-    while (i < columns.length) {
-      columns(i) = new ArrowColumnVector(plain(root.getVector(i)))
-      i += 1
-    }
-    new ColumnarBatch(columns, root.getRowCount)
   }
 
   /** Spark reads plain vectors only: decode a dictionary-encoded one into a vector of values. */

@@ -19,7 +19,7 @@ import org.apache.spark.sql.quiver.SparkTaskScope
  * registered before those of the readers that allocate from it: Spark runs completion listeners
  * last-registered first, so the allocator closes after everything it handed out.
  */
-final class ReduceTask(
+final private[quiver] class ReduceTask(
     dependency: ShuffleDependency[_, _, _],
     val reduceId: Int,
     val context: TaskContext,

@@ -24,16 +24,18 @@ trait ShuffleTestSupport extends QuiverSparkSession with BeforeAndAfterEach with
       partitioning: ShufflePartitioning,
       codec: String = "none",
       batchSize: Int = 8192,
-      rowsPerBatch: Int = 200,
-      wrapper: StreamWrapper = StreamWrapper.None
+      rowsPerBatch: Int = 200
   ): ShuffleExchange =
     new ShuffleExchange(
       ArrowBatches.of(df, rowsPerBatch),
       df.schema,
       partitioning,
-      ShuffleSettings(codec, 3, batchSize, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH),
-      wrapper
+      settings(codec, batchSize)
     )
+
+  /** The settings [[exchange]] builds an exchange with. */
+  protected def settings(codec: String = "none", batchSize: Int = 8192): ShuffleSettings =
+    ShuffleSettings(codec, 3, batchSize, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH)
 
   /** Every row the exchange's decoding path gives, by reduce partition. */
   protected def rowsByPartition(exchange: QuiverExchange): Map[Int, Seq[Row]] = {
