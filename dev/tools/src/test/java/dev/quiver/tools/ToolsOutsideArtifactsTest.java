@@ -113,14 +113,18 @@ class ToolsOutsideArtifactsTest {
     }
   }
 
-  /** The entries under {@code dev/quiver/tools/} of a class folder or jar. */
+  /** The files under {@code dev/quiver/tools/} of a class folder or jar. */
   private static List<String> toolEntries(Path classes) throws IOException {
     List<String> entries = new ArrayList<>();
     if (Files.isDirectory(classes)) {
       Path tools = classes.resolve(TOOLS_PATH);
       if (Files.exists(tools)) {
         try (Stream<Path> files = Files.walk(tools)) {
-          files.map(p -> classes.relativize(p).toString()).forEach(entries::add);
+          // Files only: an incremental build may leave the folder of a removed class behind.
+          files
+              .filter(Files::isRegularFile)
+              .map(p -> classes.relativize(p).toString())
+              .forEach(entries::add);
         }
       }
       return entries;
@@ -128,7 +132,7 @@ class ToolsOutsideArtifactsTest {
     try (ZipFile jar = new ZipFile(classes.toFile())) {
       for (Enumeration<? extends ZipEntry> e = jar.entries(); e.hasMoreElements(); ) {
         String name = e.nextElement().getName();
-        if (name.startsWith(TOOLS_PATH)) {
+        if (name.startsWith(TOOLS_PATH) && !name.endsWith("/")) {
           entries.add(name);
         }
       }
