@@ -99,6 +99,15 @@ public final class BlockCodec implements StreamCodec {
     return null;
   }
 
+  /**
+   * Whether {@code tag} is one that Comet or Quiver writes in a block header: a codec's (which
+   * {@link #forTag} returns) or Comet's offsets-as-lengths zstd variant (which {@link #forTag}
+   * refuses by name). For tools telling a stream of shuffle blocks from other bytes.
+   */
+  public static boolean isWrittenTag(byte[] tag) {
+    return lookup(tag) != null || Arrays.equals(tag, COMET_OFFSETS_AS_LENGTHS_TAG);
+  }
+
   /** Why {@code tag} names no codec Quiver reads: the tag in text and hex, and what to do. */
   static String unsupportedTagMessage(byte[] tag) {
     String shown = "codec tag " + describeTag(tag);

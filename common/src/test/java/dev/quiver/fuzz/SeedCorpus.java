@@ -10,7 +10,6 @@ import dev.quiver.shuffle.ShuffleBlockWriter;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -44,7 +43,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * Writes the fuzz targets' seed corpus: valid inputs of every supported type, in each target's
  * input layout, under {@code src/test/resources/dev/quiver/fuzz/<Target>Inputs/<method>/} (where
  * Jazzer looks for them; they run as plain tests without {@code JAZZER_FUZZ}). Made from {@link
- * TestData} and small cuts of the Comet 1.2.0 files; regenerate with {@code dev/fuzz --seeds}.
+ * TestData} and small cuts of the Comet 1.2.0 files; regenerate with {@code dev/fuzz --seeds}. The
+ * dump tool's target lives in {@code dev/tools}, and so does its corpus ({@code DumpSeedCorpus},
+ * from the inputs made here).
  *
  * <pre>SeedCorpus RESOURCES_DIR COMET_DIR</pre>
  */
@@ -60,7 +61,7 @@ public final class SeedCorpus {
   private long bytes;
   private int files;
 
-  private SeedCorpus(Path root, Path comet) {
+  SeedCorpus(Path root, Path comet) {
     this.root = root;
     this.comet = comet;
   }
@@ -72,7 +73,17 @@ public final class SeedCorpus {
     }
     SeedCorpus corpus = new SeedCorpus(Paths.get(args[0]), Paths.get(args[1]));
     corpus.writeAll();
-    System.out.printf("%d seed files, %d bytes%n", corpus.files, corpus.bytes);
+    corpus.close();
+    System.out.println(corpus.summary());
+  }
+
+  /** What has been written: files and bytes. */
+  String summary() {
+    return String.format("%d seed files, %d bytes", files, bytes);
+  }
+
+  void close() {
+    allocator.close();
   }
 
   private void writeAll() throws IOException {
@@ -146,29 +157,10 @@ public final class SeedCorpus {
             BroadcastCacheFuzzTest.COMPRESS_BY_TARGET | BroadcastCacheFuzzTest.SHARING_OFF,
             SparkStreamCodec.SNAPPY,
             Collections.singletonList(streams.get("all-types"))));
-
-    Path dump = clean("DumpFuzzTestInputs");
-    for (Map.Entry<String, byte[]> b : blocks.entrySet()) {
-      write(dump.resolve("shuffleFile/" + b.getKey()), prefixed((byte) 0, b.getValue()));
-    }
-    write(dump.resolve("shuffleFile/indexed"), indexedShuffleFile(blocks));
-    for (Map.Entry<String, byte[]> s : streams.entrySet()) {
-      for (SparkStreamCodec codec : DumpFuzzTest.SPARK_CODECS) {
-        String name = s.getKey() + "-" + codec;
-        byte[] compressed = FuzzCodecs.compress(codec, s.getValue(), 0, s.getValue().length);
-        write(
-            dump.resolve("broadcastValue/" + name),
-            prefixed(DumpFuzzTest.broadcastSelector(codec, false), compressed));
-        write(
-            dump.resolve("broadcastValue/" + name + "-by-target"),
-            prefixed(DumpFuzzTest.broadcastSelector(codec, true), s.getValue()));
-      }
-    }
-    allocator.close();
   }
 
   /** Uncompressed IPC streams of every supported shape. */
-  private Map<String, byte[]> ipcStreams() throws IOException {
+  Map<String, byte[]> ipcStreams() throws IOException {
     Map<String, byte[]> streams = new LinkedHashMap<>();
     try (VectorSchemaRoot a = TestData.allTypes(allocator, ROWS, 1);
         VectorSchemaRoot b = TestData.allTypes(allocator, 3, 2)) {
@@ -256,7 +248,7 @@ public final class SeedCorpus {
   }
 
   /** Streams of shuffle blocks: every codec, every shape, Comet's own rows and its zstd variant. */
-  private Map<String, byte[]> shuffleStreams() throws IOException {
+  Map<String, byte[]> shuffleStreams() throws IOException {
     Map<String, byte[]> blocks = new LinkedHashMap<>();
     for (BlockCodec codec :
         new BlockCodec[] {BlockCodec.NONE, BlockCodec.LZ4, BlockCodec.ZSTD, BlockCodec.SNAPPY}) {
@@ -309,31 +301,11 @@ public final class SeedCorpus {
     }
   }
 
-  /** Byte 0: 4 index offsets; a Spark index (big-endian) of three partitions; then the data. */
-  private static byte[] indexedShuffleFile(Map<String, byte[]> blocks) throws IOException {
-    byte[][] partitions = {
-      blocks.get("three-blocks-lz4"), new byte[0], blocks.get("comet-rows-snappy")
-    };
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    DataOutputStream index = new DataOutputStream(out);
-    out.write(partitions.length + 1);
-    long offset = 0;
-    index.writeLong(offset);
-    for (byte[] p : partitions) {
-      offset += p.length;
-      index.writeLong(offset);
-    }
-    for (byte[] p : partitions) {
-      out.write(p);
-    }
-    return out.toByteArray();
-  }
-
   private static String codecName(StreamCodec codec) {
     return FuzzCodecs.describe(codec).replace(' ', '-');
   }
 
-  private static byte[] prefixed(byte first, byte[] rest) {
+  static byte[] prefixed(byte first, byte[] rest) {
     byte[] bytes = new byte[rest.length + 1];
     bytes[0] = first;
     System.arraycopy(rest, 0, bytes, 1, rest.length);
@@ -347,7 +319,7 @@ public final class SeedCorpus {
   }
 
   /** Empties (or makes) the Inputs folder of a target class. */
-  private Path clean(String folder) throws IOException {
+  Path clean(String folder) throws IOException {
     Path dir = root.resolve("dev/quiver/fuzz").resolve(folder);
     if (Files.exists(dir)) {
       try (Stream<Path> paths = Files.walk(dir)) {
@@ -363,7 +335,7 @@ public final class SeedCorpus {
     return dir;
   }
 
-  private void write(Path file, byte[] content) throws IOException {
+  void write(Path file, byte[] content) throws IOException {
     Files.createDirectories(file.getParent());
     Files.write(file, content);
     bytes += content.length;

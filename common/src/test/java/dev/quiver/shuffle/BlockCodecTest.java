@@ -2,6 +2,7 @@ package dev.quiver.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -80,6 +81,15 @@ class BlockCodecTest {
     assertTrue(
         e.getMessage().contains("spark.comet.shuffle.compression.offsetsAsLengths.enabled"),
         e.getMessage());
+  }
+
+  @Test
+  void writtenTagsAreTheCodecsAndCometsZstdVariant() {
+    codecs().forEach(codec -> assertTrue(BlockCodec.isWrittenTag(codec.tag()), codec::toString));
+    assertTrue(BlockCodec.isWrittenTag(new byte[] {(byte) 0xDA, 'S', 'T', 'D'}));
+    for (String other : new String[] {"zstd", "LZ5_", "NONE ", "NON", ""}) {
+      assertFalse(BlockCodec.isWrittenTag(ascii(other)), other);
+    }
   }
 
   @ParameterizedTest

@@ -1,5 +1,13 @@
 package dev.quiver.tools;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonFactoryBuilder;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.StreamWriteFeature;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
+import java.io.IOException;
+import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -8,7 +16,6 @@ import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
 import java.time.temporal.ChronoField;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -25,18 +32,28 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 
 /**
- * Writes Arrow rows as JSON objects, one a line, the way Spark's JSON writer shows the same values
- * where it can: binary as base64, decimals as numbers, dates as {@code yyyy-MM-dd}, timestamps with
- * a time zone as ISO-8601 in UTC ({@code Z}) at the unit's precision (timestamps without one as
- * local date-times), structs as objects, lists as arrays, maps with string keys as objects (other
- * keys are written as their JSON text). Unlike Spark, a null is written as {@code null}, not left
- * out.
+ * Writes Arrow rows as JSON objects, one a line, through Jackson's streaming generator, the way
+ * Spark's JSON writer shows the same values where it can: binary as base64, decimals as numbers
+ * with the column's scale, dates as {@code yyyy-MM-dd}, timestamps with a time zone as ISO-8601 in
+ * UTC ({@code Z}) at the unit's precision (timestamps without one as local date-times), structs as
+ * objects, lists as arrays, maps with string keys as objects (other keys, and a null key, are
+ * written as their JSON text). Unlike Spark, a null is written as {@code null}, not left out.
  *
  * <p>Nested values are walked by position (offsets, child vectors); leaves are read with {@code
  * getObject}. A field is keyed by its name, or by {@code _<position>} where the name is empty or
  * repeats an earlier sibling's (Comet writes empty names).
  */
 final class JsonRows {
+
+  /**
+   * Decimals as plain numbers (never {@code 1E+3}: the scale shows as it is stored); NaN and the
+   * infinities, which JSON has no numbers for, as strings, as Spark writes them.
+   */
+  private static final JsonFactory JSON =
+      new JsonFactoryBuilder()
+          .enable(StreamWriteFeature.WRITE_BIGDECIMAL_AS_PLAIN)
+          .enable(JsonWriteFeature.WRITE_NAN_AS_STRINGS)
+          .build();
 
   /** Timestamp formats with 0, 3, 6 and 9 fraction digits: seconds to nanoseconds. */
   private static final DateTimeFormatter[] FRACTIONS = {
@@ -55,18 +72,24 @@ final class JsonRows {
 
   /** One row of {@code columns} as a JSON object, without a line end. */
   String row(List<? extends ValueVector> columns, List<Field> fields, int row) {
-    StringBuilder out = new StringBuilder();
     List<String> keys = keys(fields, topNames);
-    out.append('{');
-    for (int c = 0; c < columns.size(); c++) {
-      if (c > 0) {
-        out.append(',');
+    StringWriter text = new StringWriter();
+    try (JsonGenerator json = JSON.createGenerator(text)) {
+      json.writeStartObject();
+      for (int c = 0; c < columns.size(); c++) {
+        json.writeFieldName(keys.get(c));
+        value(columns.get(c), fields.get(c), row, json);
       }
-      string(keys.get(c), out);
-      out.append(':');
-      value(columns.get(c), fields.get(c), row, out);
+      json.writeEndObject();
+    } catch (IOException e) {
+      throw unexpected(e);
     }
-    return out.append('}').toString();
+    return text.toString();
+  }
+
+  /** {@code text} as a JSON string, quotes included. */
+  static String quoted(String text) {
+    return '"' + new String(JsonStringEncoder.getInstance().quoteAsString(text)) + '"';
   }
 
   /**
@@ -86,95 +109,97 @@ final class JsonRows {
     return keys;
   }
 
-  private static void value(ValueVector vector, Field field, int index, StringBuilder out) {
+  private static void value(ValueVector vector, Field field, int index, JsonGenerator json)
+      throws IOException {
     if (vector.isNull(index)) {
-      out.append("null");
+      json.writeNull();
       return;
     }
     ArrowType type = field.getType();
     switch (type.getTypeID()) {
       case Null:
-        out.append("null");
+        json.writeNull();
         return;
       case Bool:
       case Decimal:
       case FloatingPoint:
-        number(vector.getObject(index), out);
+        number(vector.getObject(index), json);
         return;
       case Int:
-        integer((BaseIntVector) vector, (ArrowType.Int) type, index, out);
+        integer((BaseIntVector) vector, (ArrowType.Int) type, index, json);
         return;
       case Binary:
       case LargeBinary:
       case FixedSizeBinary:
-        string(Base64.getEncoder().encodeToString((byte[]) vector.getObject(index)), out);
+        // Jackson's default base64: the standard alphabet with padding, no line breaks.
+        json.writeBinary((byte[]) vector.getObject(index));
         return;
       case Date:
         Object date = vector.getObject(index);
         if (date instanceof Integer) {
-          string(LocalDate.ofEpochDay((Integer) date).toString(), out);
+          json.writeString(LocalDate.ofEpochDay((Integer) date).toString());
         } else if (date instanceof LocalDateTime) {
-          string(((LocalDateTime) date).toLocalDate().toString(), out);
+          json.writeString(((LocalDateTime) date).toLocalDate().toString());
         } else {
-          string(String.valueOf(date), out);
+          json.writeString(String.valueOf(date));
         }
         return;
       case Timestamp:
-        timestamp((TimeStampVector) vector, (ArrowType.Timestamp) type, index, out);
+        timestamp((TimeStampVector) vector, (ArrowType.Timestamp) type, index, json);
         return;
       case Struct:
-        struct((StructVector) vector, field, index, out);
+        struct((StructVector) vector, field, index, json);
         return;
       case List:
       case LargeList:
       case FixedSizeList:
-        list(vector, field, index, out);
+        list(vector, field, index, json);
         return;
       case Map:
-        map((ListVector) vector, field, index, out);
+        map((ListVector) vector, field, index, json);
         return;
       default:
         // Strings (their getObject is Arrow's Text), times, intervals, durations, unions: as text.
         Object other = vector.getObject(index);
         if (other instanceof byte[]) {
-          string(Base64.getEncoder().encodeToString((byte[]) other), out);
+          json.writeBinary((byte[]) other);
         } else {
-          string(String.valueOf(other), out);
+          json.writeString(String.valueOf(other));
         }
     }
   }
 
   /** An integer; unsigned ones as their unsigned value (getObject gives some as signed or char). */
   private static void integer(
-      BaseIntVector vector, ArrowType.Int type, int index, StringBuilder out) {
+      BaseIntVector vector, ArrowType.Int type, int index, JsonGenerator json) throws IOException {
     long value = vector.getValueAsLong(index);
     if (type.getIsSigned()) {
-      out.append(value);
+      json.writeNumber(value);
     } else if (type.getBitWidth() == 64) {
-      out.append(Long.toUnsignedString(value));
+      json.writeNumber(Long.toUnsignedString(value));
     } else {
-      out.append(value & ((1L << type.getBitWidth()) - 1));
+      json.writeNumber(value & ((1L << type.getBitWidth()) - 1));
     }
   }
 
-  private static void number(Object value, StringBuilder out) {
-    if (value instanceof BigDecimal) {
-      out.append(((BigDecimal) value).toPlainString());
-    } else if (value instanceof Double || value instanceof Float) {
-      double d = ((Number) value).doubleValue();
-      if (Double.isNaN(d) || Double.isInfinite(d)) {
-        // JSON has no NaN or infinities; Spark writes them as strings too.
-        string(value.toString(), out);
-      } else {
-        out.append(value);
-      }
+  private static void number(Object value, JsonGenerator json) throws IOException {
+    if (value instanceof Boolean) {
+      json.writeBoolean((Boolean) value);
+    } else if (value instanceof BigDecimal) {
+      json.writeNumber((BigDecimal) value);
+    } else if (value instanceof Double) {
+      json.writeNumber((Double) value);
+    } else if (value instanceof Float) {
+      json.writeNumber((Float) value);
     } else {
-      out.append(value);
+      // A half float, whose getObject is its 16 bits as a Short: written as that number.
+      json.writeNumber(String.valueOf(value));
     }
   }
 
   private static void timestamp(
-      TimeStampVector vector, ArrowType.Timestamp type, int index, StringBuilder out) {
+      TimeStampVector vector, ArrowType.Timestamp type, int index, JsonGenerator json)
+      throws IOException {
     long value = vector.get(index);
     long seconds;
     long nanos;
@@ -204,25 +229,23 @@ final class JsonRows {
     LocalDateTime utc = LocalDateTime.ofEpochSecond(seconds, (int) nanos, ZoneOffset.UTC);
     String text = FRACTIONS[precision].format(utc);
     // With a time zone the value is an instant: show it in UTC. Without, it is a wall-clock time.
-    string(type.getTimezone() == null ? text : text + "Z", out);
+    json.writeString(type.getTimezone() == null ? text : text + "Z");
   }
 
-  private static void struct(StructVector vector, Field field, int index, StringBuilder out) {
+  private static void struct(StructVector vector, Field field, int index, JsonGenerator json)
+      throws IOException {
     List<Field> children = field.getChildren();
     List<String> keys = keys(children, new ArrayList<>());
-    out.append('{');
+    json.writeStartObject();
     for (int c = 0; c < children.size(); c++) {
-      if (c > 0) {
-        out.append(',');
-      }
-      string(keys.get(c), out);
-      out.append(':');
-      value(vector.getChildByOrdinal(c), children.get(c), index, out);
+      json.writeFieldName(keys.get(c));
+      value(vector.getChildByOrdinal(c), children.get(c), index, json);
     }
-    out.append('}');
+    json.writeEndObject();
   }
 
-  private static void list(ValueVector vector, Field field, int index, StringBuilder out) {
+  private static void list(ValueVector vector, Field field, int index, JsonGenerator json)
+      throws IOException {
     long start;
     long end;
     FieldVector elements;
@@ -243,17 +266,15 @@ final class JsonRows {
       elements = list.getDataVector();
     }
     Field elementField = field.getChildren().get(0);
-    out.append('[');
+    json.writeStartArray();
     for (long i = start; i < end; i++) {
-      if (i > start) {
-        out.append(',');
-      }
-      value(elements, elementField, (int) i, out);
+      value(elements, elementField, (int) i, json);
     }
-    out.append(']');
+    json.writeEndArray();
   }
 
-  private static void map(ListVector vector, Field field, int index, StringBuilder out) {
+  private static void map(ListVector vector, Field field, int index, JsonGenerator json)
+      throws IOException {
     int start = vector.getOffsetBuffer().getInt((long) index * 4);
     int end = vector.getOffsetBuffer().getInt((long) (index + 1) * 4);
     StructVector entries = (StructVector) vector.getDataVector();
@@ -263,22 +284,24 @@ final class JsonRows {
     ValueVector keys = entries.getChildByOrdinal(0);
     ValueVector values = entries.getChildByOrdinal(1);
     boolean textKeys = isText(keyField.getType());
-    out.append('{');
+    json.writeStartObject();
     for (int i = start; i < end; i++) {
-      if (i > start) {
-        out.append(',');
-      }
-      if (textKeys) {
-        value(keys, keyField, i, out);
-      } else {
-        StringBuilder key = new StringBuilder();
-        value(keys, keyField, i, key);
-        string(key.toString(), out);
-      }
-      out.append(':');
-      value(values, valueField, i, out);
+      json.writeFieldName(
+          textKeys && !keys.isNull(i)
+              ? String.valueOf(keys.getObject(i))
+              : jsonText(keys, keyField, i));
+      value(values, valueField, i, json);
     }
-    out.append('}');
+    json.writeEndObject();
+  }
+
+  /** One value as JSON text: a map key that is not a string. */
+  private static String jsonText(ValueVector vector, Field field, int index) throws IOException {
+    StringWriter text = new StringWriter();
+    try (JsonGenerator json = JSON.createGenerator(text)) {
+      value(vector, field, index, json);
+    }
+    return text.toString();
   }
 
   private static boolean isText(ArrowType type) {
@@ -286,36 +309,12 @@ final class JsonRows {
     return id.equals("Utf8") || id.equals("LargeUtf8") || id.equals("Utf8View");
   }
 
-  /** {@code text} as a JSON string. */
-  static void string(String text, StringBuilder out) {
-    out.append('"');
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      switch (c) {
-        case '"':
-          out.append("\\\"");
-          break;
-        case '\\':
-          out.append("\\\\");
-          break;
-        case '\n':
-          out.append("\\n");
-          break;
-        case '\r':
-          out.append("\\r");
-          break;
-        case '\t':
-          out.append("\\t");
-          break;
-        default:
-          if (c < 0x20 || c == 0x2028 || c == 0x2029) {
-            out.append(String.format("\\u%04x", (int) c));
-          } else {
-            out.append(c);
-          }
-      }
-    }
-    out.append('"');
+  /**
+   * Jackson failing while it writes into a {@link StringWriter}: only a value written where JSON
+   * allows none, a bug here.
+   */
+  private static IllegalStateException unexpected(IOException e) {
+    return new IllegalStateException("JSON writer failed: " + e.getMessage(), e);
   }
 
   private static DateTimeFormatter fraction(int digits) {

@@ -273,7 +273,7 @@ public final class QuiverDump {
     try {
       return new BroadcastValueDump(data, options.codec, allocator, report).run();
     } catch (IOException e) {
-      if (!format.equals("auto") || options.codec.startsLikeStream(head(data))) {
+      if (!format.equals("auto") || SparkFraming.of(options.codec).startsLikeStream(head(data))) {
         throw e;
       }
       throw new IOException(

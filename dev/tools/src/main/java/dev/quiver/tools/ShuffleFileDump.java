@@ -1,5 +1,6 @@
 package dev.quiver.tools;
 
+import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.shuffle.ShuffleBlockDecoder;
 import dev.quiver.shuffle.ShuffleBlockFormat;
 import dev.quiver.shuffle.ShuffleCorruptionException;
@@ -13,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -24,15 +26,6 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * of blocks.
  */
 final class ShuffleFileDump {
-
-  /** The codec tags a block header can carry, Comet's zstd variant included. */
-  private static final byte[][] BLOCK_TAGS = {
-    "LZ4_".getBytes(StandardCharsets.US_ASCII),
-    "ZSTD".getBytes(StandardCharsets.US_ASCII),
-    "SNAP".getBytes(StandardCharsets.US_ASCII),
-    "NONE".getBytes(StandardCharsets.US_ASCII),
-    {(byte) 0xDA, 'S', 'T', 'D'}
-  };
 
   private final Path data;
   private final Path index;
@@ -66,16 +59,7 @@ final class ShuffleFileDump {
       }
     }
     int at = ShuffleBlockFormat.LENGTH_FIELD_BYTES + ShuffleBlockFormat.FIELD_COUNT_BYTES;
-    for (byte[] tag : BLOCK_TAGS) {
-      boolean same = true;
-      for (int i = 0; i < tag.length; i++) {
-        same &= head[at + i] == tag[i];
-      }
-      if (same) {
-        return true;
-      }
-    }
-    return false;
+    return BlockCodec.isWrittenTag(Arrays.copyOfRange(head, at, at + ShuffleBlockFormat.TAG_BYTES));
   }
 
   /** Dumps the file; returns its total row count. */

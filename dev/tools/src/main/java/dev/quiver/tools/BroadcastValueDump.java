@@ -58,7 +58,7 @@ final class BroadcastValueDump {
     try (DecodedStream decoded = stream) {
       report.line(
           "broadcast value %s: %d bytes, codec %s (%s): one Arrow IPC stream",
-          file, size, codec, codec.framing());
+          file, size, codec, SparkFraming.of(codec).description());
       report.schema(decoded.schema(), "stream");
       List<ArrowRecordBatch> batches = decoded.batches();
       for (int b = 0; b < batches.size(); b++) {

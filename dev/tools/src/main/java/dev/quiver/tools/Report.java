@@ -66,7 +66,7 @@ final class Report {
   static String describe(Field field) {
     StringBuilder out = new StringBuilder();
     // Arrow reads an empty name in a file as null.
-    JsonRows.string(field.getName() == null ? "" : field.getName(), out);
+    out.append(JsonRows.quoted(field.getName() == null ? "" : field.getName()));
     out.append(' ');
     ArrowType type = field.getType();
     out.append(type);
