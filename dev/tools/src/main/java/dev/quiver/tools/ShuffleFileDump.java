@@ -4,8 +4,7 @@ import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.shuffle.ShuffleBlockDecoder;
 import dev.quiver.shuffle.ShuffleBlockFormat;
 import dev.quiver.shuffle.ShuffleCorruptionException;
-import java.io.DataInputStream;
-import java.io.EOFException;
+import dev.quiver.shuffle.ShuffleIndex;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;
@@ -70,7 +69,7 @@ final class ShuffleFileDump {
       offsets = new long[] {0, size};
       report.line("shuffle blocks %s: %d bytes, no index: one stream of blocks", data, size);
     } else {
-      offsets = readIndex(index, size);
+      offsets = ShuffleIndex.read(index, size).offsets();
       int partitions = offsets.length - 1;
       report.line(
           "shuffle data %s: %d bytes, index %s: %d %s",
@@ -186,45 +185,5 @@ final class ShuffleFileDump {
       lines.add(String.format("  %2d %s", i, Report.describe(schema.getFields().get(i))));
     }
     return lines;
-  }
-
-  /**
-   * Reads Spark's index file: big-endian longs, each partition's start offset, then the data file's
-   * end. They must start at 0, never decrease, and end at the data file's size.
-   */
-  static long[] readIndex(Path index, long dataSize) throws IOException {
-    long indexSize = Files.size(index);
-    if (indexSize % 8 != 0 || indexSize < 16) {
-      throw new IOException(
-          String.format(
-              "%s is not a Spark shuffle index: %d bytes is not two or more 8-byte offsets",
-              index, indexSize));
-    }
-    long[] offsets = new long[(int) (indexSize / 8)];
-    try (DataInputStream in = new DataInputStream(Files.newInputStream(index))) {
-      for (int i = 0; i < offsets.length; i++) {
-        offsets[i] = in.readLong();
-      }
-    } catch (EOFException e) {
-      throw new IOException(index + " changed while it was read", e);
-    }
-    for (int i = 0; i < offsets.length; i++) {
-      long previous = i == 0 ? 0 : offsets[i - 1];
-      if (offsets[i] < previous || (i == 0 && offsets[0] != 0)) {
-        throw new IOException(
-            String.format(
-                "%s is not a valid Spark shuffle index: offset %d (at index byte %d) is %d, "
-                    + "expected at least %d%s",
-                index, i, i * 8, offsets[i], previous, i == 0 ? " (and exactly 0)" : ""));
-      }
-    }
-    long end = offsets[offsets.length - 1];
-    if (end != dataSize) {
-      throw new EOFException(
-          String.format(
-              "%s says the data ends at file offset %d, but the data file has %d bytes (%s)",
-              index.getFileName(), end, dataSize, end > dataSize ? "truncated" : "trailing bytes"));
-    }
-    return offsets;
   }
 }
