@@ -29,7 +29,6 @@ object ApiSurface {
     roots.foreach(root => names ++= classNames(root))
     names.toSeq
       .filter(n => n.startsWith("dev.quiver.") || n.startsWith("org.apache.spark.sql.quiver."))
-      .filterNot(_.startsWith("dev.quiver.tools.")) // the dump tool: not part of the artifacts
       .map(n => Class.forName(n, false, getClass.getClassLoader))
       .filter(c => !c.isSynthetic && !c.isAnonymousClass && c.getEnclosingClass == null)
   }
