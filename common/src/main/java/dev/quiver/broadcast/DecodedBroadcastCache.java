@@ -14,6 +14,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.AutoCloseables;
+import org.apache.arrow.util.Preconditions;
 
 /**
  * Decodes each broadcast once per executor while its tasks overlap, and lets those tasks share the
@@ -59,8 +61,10 @@ public final class DecodedBroadcastCache {
    */
   public DecodedBroadcastCache(
       BufferAllocator allocator, BroadcastDecoder decoder, long maxEntryBytes) {
-    this.allocator = allocator;
-    this.decoder = decoder;
+    Preconditions.checkArgument(
+        maxEntryBytes > 0, "maxEntryBytes must be positive: %s", maxEntryBytes);
+    this.allocator = Preconditions.checkNotNull(allocator, "allocator");
+    this.decoder = Preconditions.checkNotNull(decoder, "decoder");
     this.maxEntryBytes = maxEntryBytes;
   }
 
@@ -153,7 +157,7 @@ public final class DecodedBroadcastCache {
         entries.remove(entry.broadcastId, entry);
       }
       // The waiters' holds end with nothing to free: the allocator goes now.
-      closeAllocator(entry, e);
+      AutoCloseables.close(e, entry.allocator);
       entry.outcome.complete(false);
       hold.finish();
       throw e;
@@ -184,7 +188,7 @@ public final class DecodedBroadcastCache {
       entry.decoded = decoder.decode(source, entry.allocator);
     } catch (IOException | RuntimeException | Error e) {
       counters.failedDecodes.incrementAndGet();
-      closeAllocator(entry, e);
+      AutoCloseables.close(e, entry.allocator);
       throw e;
     }
     counters.privateDecodes.incrementAndGet();
@@ -210,7 +214,7 @@ public final class DecodedBroadcastCache {
       entry.moveTo(State.RELEASED);
     }
     entry.decoded.close();
-    closeAllocator(entry, null);
+    entry.allocator.close();
   }
 
   /**
@@ -271,17 +275,6 @@ public final class DecodedBroadcastCache {
 
   private BufferAllocator newEntryAllocator(String name) {
     return allocator.newChildAllocator(name, 0, maxEntryBytes);
-  }
-
-  private static void closeAllocator(Entry entry, Throwable failure) {
-    try {
-      entry.allocator.close();
-    } catch (RuntimeException e) {
-      if (failure == null) {
-        throw e;
-      }
-      failure.addSuppressed(e);
-    }
   }
 
   /**

@@ -4,6 +4,7 @@ import java.io.EOFException;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import org.apache.arrow.util.Preconditions;
 
 /**
  * A stream whose length is known, consumed exactly: it fails if the stream ends before that many
@@ -29,15 +30,11 @@ public final class ExactLengthInputStream extends FilterInputStream {
    */
   public ExactLengthInputStream(InputStream in, long expectedLength, String source) {
     super(in);
-    if (in == null || source == null) {
-      throw new NullPointerException(in == null ? "in" : "source");
-    }
-    if (expectedLength < 0) {
-      throw new IllegalArgumentException(
-          "expectedLength must be at least 0, got " + expectedLength);
-    }
+    Preconditions.checkNotNull(in, "in");
+    Preconditions.checkArgument(
+        expectedLength >= 0, "expectedLength must be at least 0, got %s", expectedLength);
     this.expectedLength = expectedLength;
-    this.source = source;
+    this.source = Preconditions.checkNotNull(source, "source");
   }
 
   /** Bytes read so far. */

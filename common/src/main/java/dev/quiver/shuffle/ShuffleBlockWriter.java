@@ -8,6 +8,7 @@ import java.nio.ByteOrder;
 import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.Preconditions;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -26,11 +27,8 @@ public final class ShuffleBlockWriter {
   private long bytesWritten;
 
   public ShuffleBlockWriter(OutputStream out, BlockCodec codec) {
-    if (out == null || codec == null) {
-      throw new NullPointerException(out == null ? "out" : "codec");
-    }
-    this.out = out;
-    this.codec = codec;
+    this.out = Preconditions.checkNotNull(out, "out");
+    this.codec = Preconditions.checkNotNull(codec, "codec");
   }
 
   /**
