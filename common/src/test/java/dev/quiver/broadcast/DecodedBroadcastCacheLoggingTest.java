@@ -20,6 +20,7 @@ import dev.quiver.testing.FakeTask;
 import dev.quiver.testing.LogCapture;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -222,6 +223,27 @@ class DecodedBroadcastCacheLoggingTest {
 
     failing.complete();
     waiters.forEach(FakeTask::complete);
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void anInterruptedDecodeIsAnInfoLineNotAWarning() throws Exception {
+    BroadcastDecoder interrupted =
+        (source, into) -> {
+          throw new InterruptedIOException("the task was killed");
+        };
+    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator, interrupted, Long.MAX_VALUE);
+    FakeTask task = new FakeTask();
+    assertThrows(InterruptedIOException.class, () -> cache.open(broadcast(46), task, true));
+    assertTrue(warnings(cacheLog).isEmpty(), () -> cacheLog.events().toString());
+    List<String> info = cacheLog.at(Level.INFO);
+    assertEquals(1, info.size(), info::toString);
+    assertMatches(
+        "Stopped decoding broadcast 46 for task "
+            + task.attemptId()
+            + " after \\d+ ms: interrupted",
+        info.get(0));
+    task.complete();
     assertAllFreedAndClose(cache, allocator);
   }
 
