@@ -1,6 +1,5 @@
 package dev.quiver.broadcast;
 
-import dev.quiver.io.Closeables;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
 import java.io.IOException;
@@ -8,6 +7,7 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.AutoCloseables;
 
 /**
  * Turns a {@link BroadcastSource} into a {@link DecodedBroadcast}. The cache calls it with no lock
@@ -30,7 +30,7 @@ interface BroadcastDecoder {
           }
           return new DecodedBroadcast(streams);
         } catch (IOException | RuntimeException | Error e) {
-          Closeables.closeAll(streams, e);
+          AutoCloseables.close(e, streams);
           throw e;
         }
       };

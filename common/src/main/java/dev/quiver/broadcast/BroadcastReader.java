@@ -1,11 +1,12 @@
 package dev.quiver.broadcast;
 
 import dev.quiver.annotation.Public;
-import dev.quiver.io.Closeables;
 import dev.quiver.ipc.DecodedStream;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.AutoCloseables;
+import org.apache.arrow.util.Preconditions;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
@@ -43,9 +44,7 @@ public final class BroadcastReader implements AutoCloseable {
    * @return false when every batch of every stream has been read
    */
   public boolean next() {
-    if (closed) {
-      throw new IllegalStateException("broadcast reader is closed");
-    }
+    Preconditions.checkState(!closed, "broadcast reader is closed");
     closeView();
     List<DecodedStream> streams = broadcast.streams();
     while (streamIndex < streams.size()) {
@@ -64,9 +63,7 @@ public final class BroadcastReader implements AutoCloseable {
 
   /** The current batch's view; valid until {@link #next()} or the end of the task. */
   public VectorSchemaRoot current() {
-    if (view == null) {
-      throw new IllegalStateException("no current batch: call next() first");
-    }
+    Preconditions.checkState(view != null, "no current batch: call next() first");
     return view;
   }
 
@@ -118,7 +115,7 @@ public final class BroadcastReader implements AutoCloseable {
     try {
       closeView();
     } finally {
-      Closeables.closeAll(keptViews);
+      AutoCloseables.closeNoChecked(AutoCloseables.all(keptViews));
       keptViews.clear();
     }
   }
@@ -128,7 +125,7 @@ public final class BroadcastReader implements AutoCloseable {
       viewResources.add(view);
       view = null;
       try {
-        Closeables.closeAll(viewResources);
+        AutoCloseables.closeNoChecked(AutoCloseables.all(viewResources));
       } finally {
         viewResources.clear();
       }

@@ -1,10 +1,10 @@
 package dev.quiver.broadcast;
 
-import dev.quiver.io.Closeables;
 import dev.quiver.ipc.DecodedStream;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import org.apache.arrow.util.AutoCloseables;
 
 /** Every stream of one broadcast, decoded. Owns its streams' references on their buffers. */
 final class DecodedBroadcast implements AutoCloseable {
@@ -39,6 +39,6 @@ final class DecodedBroadcast implements AutoCloseable {
 
   @Override
   public void close() {
-    Closeables.closeAll(streams);
+    AutoCloseables.closeNoChecked(AutoCloseables.all(streams));
   }
 }

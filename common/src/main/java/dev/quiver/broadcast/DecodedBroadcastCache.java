@@ -15,6 +15,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.util.Preconditions;
 
 /**
@@ -72,9 +73,10 @@ public final class DecodedBroadcastCache {
 
   /** A cache with another decoder: for tests that script decodes and their failures. */
   DecodedBroadcastCache(BufferAllocator allocator, BroadcastDecoder decoder, long maxEntryBytes) {
-    Preconditions.checkArgument(maxEntryBytes > 0, "maxEntryBytes must be positive");
-    this.allocator = allocator;
-    this.decoder = decoder;
+    Preconditions.checkArgument(
+        maxEntryBytes > 0, "maxEntryBytes must be positive: %s", maxEntryBytes);
+    this.allocator = Preconditions.checkNotNull(allocator, "allocator");
+    this.decoder = Preconditions.checkNotNull(decoder, "decoder");
     this.maxEntryBytes = maxEntryBytes;
   }
 
@@ -87,7 +89,7 @@ public final class DecodedBroadcastCache {
   public BroadcastReader open(BroadcastSource source, TaskScope task, boolean share)
       throws IOException {
     if (!share) {
-      return decodePrivately(source, task);
+      return decodePrivately(source, task, DecodeLog.PrivateReason.SHARING_OFF);
     }
     long id = source.broadcastId();
     Entry entry;
@@ -109,13 +111,15 @@ public final class DecodedBroadcastCache {
     Hold hold = new Hold(entry);
     task.onCompletion(hold::finish);
     if (found == null) {
-      return decodeShared(hold, source);
+      return decodeShared(hold, source, task);
     }
     if (found == State.SHARED) {
       counters.sharedReads.incrementAndGet();
+      DecodeLog.sharedRead(id, task);
       return hold.attach();
     }
     counters.waits.incrementAndGet();
+    DecodeLog.waiting(id, task);
     boolean shareable;
     try {
       shareable = awaitShareable(entry.outcome, task, id);
@@ -125,11 +129,19 @@ public final class DecodedBroadcastCache {
     }
     if (shareable) {
       counters.sharedReads.incrementAndGet();
+      DecodeLog.sharedRead(id, task);
       return hold.attach();
     }
     // Failed or not shareable: let go of it now, and decode for this task alone.
+    DecodeLog.PrivateReason reason;
+    synchronized (this) {
+      reason =
+          entry.state == State.FAILED
+              ? DecodeLog.PrivateReason.SHARED_DECODE_FAILED
+              : DecodeLog.PrivateReason.DICTIONARIES;
+    }
     hold.finish();
-    return decodePrivately(source, task);
+    return decodePrivately(source, task, reason);
   }
 
   /** What the cache holds now. */
@@ -151,23 +163,29 @@ public final class DecodedBroadcastCache {
     return counters;
   }
 
-  private BroadcastReader decodeShared(Hold hold, BroadcastSource source) throws IOException {
+  private BroadcastReader decodeShared(Hold hold, BroadcastSource source, TaskScope task)
+      throws IOException {
     Entry entry = hold.entry;
+    long start = System.nanoTime();
     DecodedBroadcast decoded;
     try {
       decoded = decoder.decode(source, entry.allocator);
     } catch (IOException | RuntimeException | Error e) {
       counters.failedDecodes.incrementAndGet();
+      int waiting;
       synchronized (this) {
         entry.moveTo(State.FAILED);
         entries.remove(entry.broadcastId, entry);
+        waiting = entry.holders() - 1;
       }
       // The waiters' holds end with nothing to free: the allocator goes now.
-      closeAllocator(entry, e);
+      AutoCloseables.close(e, entry.allocator);
       entry.outcome.complete(false);
       hold.finish();
+      DecodeLog.failedDecode(source, task, start, waiting, e);
       throw e;
     }
+    long bytes = entry.allocator.getAllocatedMemory();
     counters.decodes.incrementAndGet();
     boolean shareable = !decoded.hasDictionaries();
     synchronized (this) {
@@ -181,23 +199,32 @@ public final class DecodedBroadcastCache {
       }
     }
     entry.outcome.complete(shareable);
+    if (shareable) {
+      DecodeLog.sharedDecode(source, task, start, bytes);
+    } else {
+      DecodeLog.privateDecode(
+          source, task, DecodeLog.PrivateReason.DICTIONARIES_FOUND, start, bytes);
+    }
     return hold.attach();
   }
 
-  private BroadcastReader decodePrivately(BroadcastSource source, TaskScope task)
-      throws IOException {
+  private BroadcastReader decodePrivately(
+      BroadcastSource source, TaskScope task, DecodeLog.PrivateReason reason) throws IOException {
     Entry entry =
         new Entry(
             source.broadcastId(),
             newEntryAllocator("broadcast-" + source.broadcastId() + "-task-" + task.attemptId()));
+    long start = System.nanoTime();
     try {
       entry.decoded = decoder.decode(source, entry.allocator);
     } catch (IOException | RuntimeException | Error e) {
       counters.failedDecodes.incrementAndGet();
-      closeAllocator(entry, e);
+      AutoCloseables.close(e, entry.allocator);
+      DecodeLog.failedDecode(source, task, start, 0, e);
       throw e;
     }
     counters.privateDecodes.incrementAndGet();
+    DecodeLog.privateDecode(source, task, reason, start, entry.allocator.getAllocatedMemory());
     synchronized (this) {
       entry.moveTo(State.PRIVATE);
       entry.hold();
@@ -219,8 +246,10 @@ public final class DecodedBroadcastCache {
       }
       entry.moveTo(State.RELEASED);
     }
+    long bytes = entry.allocator.getAllocatedMemory();
     entry.decoded.close();
-    closeAllocator(entry, null);
+    entry.allocator.close();
+    DecodeLog.released(entry.broadcastId, bytes);
   }
 
   /**
@@ -281,17 +310,6 @@ public final class DecodedBroadcastCache {
 
   private BufferAllocator newEntryAllocator(String name) {
     return allocator.newChildAllocator(name, 0, maxEntryBytes);
-  }
-
-  private static void closeAllocator(Entry entry, Throwable failure) {
-    try {
-      entry.allocator.close();
-    } catch (RuntimeException e) {
-      if (failure == null) {
-        throw e;
-      }
-      failure.addSuppressed(e);
-    }
   }
 
   /**

@@ -12,6 +12,7 @@ import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.nio.channels.ClosedByInterruptException;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.OutOfMemoryException;
 import org.apache.arrow.vector.VectorLoader;
@@ -20,15 +21,23 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.xerial.snappy.SnappyError;
 
 /**
  * Decodes and encodes codec-compressed Arrow IPC streams. Reads go through {@link
  * ChunkedInputChannel} (64 KiB pieces, no {@code available()}) into {@link IpcStreamReader}, the
  * strict reader (see there for what it refuses); writes go through {@link ChunkedOutputChannel}.
+ *
+ * <p>Logs each decoded stream at TRACE. A refused stream is not logged here: the exception goes to
+ * the caller (the broadcast cache, the shuffle reader), which knows what the stream belongs to and
+ * logs the refusal once.
  */
 @Public
 public final class ArrowIpc {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ArrowIpc.class);
 
   /**
    * How much of a length that a message claims is allocated before any of those bytes have arrived,
@@ -68,6 +77,7 @@ public final class ArrowIpc {
       BufferAllocator allocator,
       String source)
       throws IOException {
+    long start = System.nanoTime();
     ChunkedInputChannel channel = null;
     IpcStreamReader reader = null;
     try {
@@ -77,7 +87,18 @@ public final class ArrowIpc {
       IpcMessageReader messages =
           new IpcMessageReader(channel, allocator, exact ? compressedLength : -1, trusted);
       reader = new IpcStreamReader(messages, allocator);
-      return reader.read();
+      DecodedStream decoded = reader.read();
+      if (LOG.isTraceEnabled()) {
+        LOG.trace(
+            "Decoded Arrow IPC stream ({}) in {} ms: {} decompressed bytes, {} rows in {} record"
+                + " batch(es)",
+            source,
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
+            messages.position(),
+            decoded.rowCount(),
+            decoded.batches().size());
+      }
+      return decoded;
     } catch (ClosedByInterruptException | InterruptedIOException e) {
       throw e;
     } catch (IOException | OutOfMemoryException e) {

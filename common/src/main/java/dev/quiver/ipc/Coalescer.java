@@ -1,12 +1,12 @@
 package dev.quiver.ipc;
 
 import dev.quiver.annotation.Internal;
-import dev.quiver.io.Closeables;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -80,40 +80,54 @@ public final class Coalescer {
   public static Result coalesce(List<byte[]> streams, StreamCodec codec, BufferAllocator allocator)
       throws IOException {
     List<DecodedStream> decoded = new ArrayList<>(streams.size());
+    Result result;
     try {
-      int batches = 0;
-      long rows = 0;
-      boolean dictionaries = false;
-      for (int i = 0; i < streams.size(); i++) {
-        DecodedStream stream =
-            ArrowIpc.decode(streams.get(i), codec, allocator, "coalesce input stream " + i);
-        decoded.add(stream);
-        batches += stream.batches().size();
-        rows += stream.rowCount();
-        dictionaries |= stream.hasDictionaries();
-        if (i > 0 && !stream.schema().equals(decoded.get(0).schema())) {
-          throw new IpcFormatException(
-              String.format(
-                  "coalesce input stream %d has schema %s, stream 0 has %s",
-                  i, stream.schema(), decoded.get(0).schema()));
-        }
-      }
-      if (rows == 0) {
-        // Nothing to broadcast: an empty input, or only empty batches, gives no stream.
-        return new Result(new ArrayList<>(), streams.size(), batches, 0, !streams.isEmpty());
-      }
-      if (dictionaries
-          || (streams.size() == 1 && batches == 1)
-          || hasNestedNullField(decoded.get(0).schema().getFields(), false)) {
-        return new Result(new ArrayList<>(streams), streams.size(), batches, rows, false);
-      }
-      byte[] merged = merge(decoded, rows, codec, allocator);
-      List<byte[]> out = new ArrayList<>(1);
-      out.add(merged);
-      return new Result(out, streams.size(), batches, rows, true);
-    } finally {
-      Closeables.closeAll(decoded);
+      result = decodeAndMerge(streams, decoded, codec, allocator);
+    } catch (IOException | RuntimeException | Error e) {
+      AutoCloseables.close(e, decoded);
+      throw e;
     }
+    AutoCloseables.closeNoChecked(AutoCloseables.all(decoded));
+    return result;
+  }
+
+  /** Decodes {@code streams} into {@code decoded} (which the caller closes), then merges them. */
+  private static Result decodeAndMerge(
+      List<byte[]> streams,
+      List<DecodedStream> decoded,
+      StreamCodec codec,
+      BufferAllocator allocator)
+      throws IOException {
+    int batches = 0;
+    long rows = 0;
+    boolean dictionaries = false;
+    for (int i = 0; i < streams.size(); i++) {
+      DecodedStream stream =
+          ArrowIpc.decode(streams.get(i), codec, allocator, "coalesce input stream " + i);
+      decoded.add(stream);
+      batches += stream.batches().size();
+      rows += stream.rowCount();
+      dictionaries |= stream.hasDictionaries();
+      if (i > 0 && !stream.schema().equals(decoded.get(0).schema())) {
+        throw new IpcFormatException(
+            String.format(
+                "coalesce input stream %d has schema %s, stream 0 has %s",
+                i, stream.schema(), decoded.get(0).schema()));
+      }
+    }
+    if (rows == 0) {
+      // Nothing to broadcast: an empty input, or only empty batches, gives no stream.
+      return new Result(new ArrayList<>(), streams.size(), batches, 0, !streams.isEmpty());
+    }
+    if (dictionaries
+        || (streams.size() == 1 && batches == 1)
+        || hasNestedNullField(decoded.get(0).schema().getFields(), false)) {
+      return new Result(new ArrayList<>(streams), streams.size(), batches, rows, false);
+    }
+    byte[] merged = merge(decoded, rows, codec, allocator);
+    List<byte[]> out = new ArrayList<>(1);
+    out.add(merged);
+    return new Result(out, streams.size(), batches, rows, true);
   }
 
   /**

@@ -1,12 +1,12 @@
 package dev.quiver.ipc;
 
 import dev.quiver.annotation.Public;
-import dev.quiver.io.Closeables;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -78,6 +78,6 @@ public final class DecodedStream implements DictionaryProvider, AutoCloseable {
     for (Dictionary dictionary : dictionaries.values()) {
       owned.add(dictionary.getVector());
     }
-    Closeables.closeAll(owned);
+    AutoCloseables.closeNoChecked(AutoCloseables.all(owned));
   }
 }

@@ -12,6 +12,7 @@ import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.MetadataVersion;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.AutoCloseables;
 
 /**
  * Reads the encapsulated message framing of an Arrow IPC stream itself, so that every length is
@@ -220,7 +221,7 @@ final class IpcMessageReader {
         }
         return body;
       } catch (IOException | RuntimeException | Error e) {
-        body.close();
+        AutoCloseables.close(e, body);
         throw e;
       }
     }
@@ -255,17 +256,13 @@ final class IpcMessageReader {
         body.setBytes(at, pieces.get(i), 0, sizes.get(i));
         at += sizes.get(i);
       }
-      return body;
     } catch (IOException | RuntimeException | Error e) {
-      if (body != null) {
-        body.close();
-      }
+      AutoCloseables.close(e, pieces);
+      AutoCloseables.close(e, body);
       throw e;
-    } finally {
-      for (ArrowBuf piece : pieces) {
-        piece.close();
-      }
     }
+    pieces.forEach(ArrowBuf::close);
+    return body;
   }
 
   private static IpcFormatException truncated(String where, String part, long claimed, long read) {

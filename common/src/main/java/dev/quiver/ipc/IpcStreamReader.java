@@ -19,6 +19,7 @@ import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.OutOfMemoryException;
+import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -192,9 +193,10 @@ final class IpcStreamReader implements AutoCloseable {
       }
     } catch (RuntimeException e) {
       // Arrow refuses what it cannot make (an integer of 4128 bits) with runtime exceptions.
-      closeAll(vectors);
-      throw new IpcFormatException(
-          "the schema's vectors cannot be made: " + ArrowIpc.describe(e), e);
+      IpcFormatException refused =
+          new IpcFormatException("the schema's vectors cannot be made: " + ArrowIpc.describe(e), e);
+      AutoCloseables.close(refused, vectors);
+      throw refused;
     }
     root = new VectorSchemaRoot(new Schema(fields, schema.getCustomMetadata()), vectors, 0);
     loader = new VectorLoader(root);
@@ -463,27 +465,19 @@ final class IpcStreamReader implements AutoCloseable {
     return new ArrowRecordBatch((int) rows, nodes, buffers);
   }
 
-  private static void closeAll(List<FieldVector> vectors) {
-    for (FieldVector vector : vectors) {
-      vector.close();
-    }
-  }
-
   /**
    * Releases what this reader still holds: the root, and batches and dictionaries not handed out.
    */
   @Override
   public void close() {
-    if (root != null) {
-      root.close();
-    }
-    for (ArrowRecordBatch batch : batches) {
-      batch.close();
+    List<AutoCloseable> held = new ArrayList<>();
+    held.add(root);
+    held.addAll(batches);
+    for (Dictionary dictionary : dictionaries.values()) {
+      held.add(dictionary.getVector());
     }
     batches.clear();
-    for (Dictionary dictionary : dictionaries.values()) {
-      dictionary.getVector().close();
-    }
     dictionaries.clear();
+    AutoCloseables.closeNoChecked(AutoCloseables.all(held));
   }
 }

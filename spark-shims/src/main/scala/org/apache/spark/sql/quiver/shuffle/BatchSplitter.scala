@@ -4,6 +4,7 @@ import java.io.{ByteArrayOutputStream, IOException}
 
 import dev.quiver.shuffle.{BlockCodec, ShuffleBlockFormat, ShuffleBlockWriter}
 import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.util.AutoCloseables
 import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
 import org.apache.spark.sql.quiver.QuiverConf
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch}
@@ -118,7 +119,7 @@ final private[quiver] class BatchSplitter(
       copy
     } catch {
       case e: Throwable =>
-        copy.close()
+        AutoCloseables.close(e, copy: AutoCloseable)
         throw e
     }
   }

@@ -17,7 +17,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
 /**
  * The reduce side of an exchange: one partition per reduce partition of `dependency`, each read
  * by `read` over a [[ReduceTask]]. Wrapped in Spark's `InterruptibleIterator`, so a killed task
- * stops at the next batch or block (the read in progress finishes first).
+ * stops at the next batch or block (the read in progress finishes first), over [[RefusalLogging]],
+ * which logs the bad bytes that end a read.
  */
 abstract private[quiver] class ShuffleReadRDD[T: ClassTag](
     dependency: ShuffleDependency[_, _, _],
@@ -39,7 +40,7 @@ abstract private[quiver] class ShuffleReadRDD[T: ClassTag](
 
   override def compute(split: Partition, context: TaskContext): Iterator[T] = {
     val task = new ReduceTask(dependency, split.index, context, settings, metrics)
-    new InterruptibleIterator(context, read(task))
+    new InterruptibleIterator(context, new RefusalLogging(task, read(task)))
   }
 }
 

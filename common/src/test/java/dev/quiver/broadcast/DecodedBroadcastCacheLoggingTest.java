@@ -1,0 +1,320 @@
+package dev.quiver.broadcast;
+
+import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
+import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
+import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.ArrowIpc;
+import dev.quiver.ipc.IpcFormatException;
+import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.FakeTask;
+import dev.quiver.testing.LogCapture;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.event.Level;
+
+/**
+ * What the cache logs: one INFO line per shared decode, DEBUG lines per task, one WARN line per
+ * failed decode or refused broadcast, and INFO for each task that decodes for itself after a
+ * failure. Recorded through {@link LogCapture}, the SLF4J provider of common's tests.
+ */
+class DecodedBroadcastCacheLoggingTest {
+
+  private BufferAllocator allocator;
+  private ExecutorService executor;
+  private ScriptedDecoder decoder;
+  private LogCapture cacheLog;
+  private LogCapture ipcLog;
+
+  @BeforeEach
+  void setUp() {
+    allocator = new RootAllocator();
+    executor = Executors.newCachedThreadPool();
+    decoder = new ScriptedDecoder();
+    cacheLog = LogCapture.of(DecodedBroadcastCache.class);
+    ipcLog = LogCapture.of(ArrowIpc.class);
+  }
+
+  @AfterEach
+  void tearDown() throws InterruptedException {
+    cacheLog.close();
+    ipcLog.close();
+    decoder.releaseAll();
+    executor.shutdownNow();
+    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+  }
+
+  private TestBroadcast broadcast(long id) throws Exception {
+    return TestBroadcast.encode(
+        id, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator, new int[] {300}, new int[] {200});
+  }
+
+  @Test
+  void aSharedDecodeIsOneInfoLineWithTheBroadcastItsStreamsBytesAndTime() throws Exception {
+    TestBroadcast broadcast = broadcast(41);
+    long decodedBytes = bytesOfOneDecode(broadcast, allocator);
+    long compressedBytes = broadcast.streamLength(0) + broadcast.streamLength(1);
+    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator);
+    FakeTask first = new FakeTask();
+    FakeTask second = new FakeTask();
+
+    Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, first, true), broadcast, null);
+    Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, second, true), broadcast, null);
+
+    List<String> info = cacheLog.at(Level.INFO);
+    assertEquals(1, info.size(), () -> "one decode, one line: " + cacheLog.events());
+    assertMatches(
+        "Decoded broadcast 41 in \\d+ ms for this executor's tasks to share: 2 streams, "
+            + compressedBytes
+            + " compressed bytes, "
+            + decodedBytes
+            + " decoded bytes \\(task "
+            + first.attemptId()
+            + "\\)",
+        info.get(0));
+    assertEquals(
+        List.of("Task " + second.attemptId() + " reads broadcast 41, decoded by another task"),
+        cacheLog.at(Level.DEBUG));
+    assertTrue(cacheLog.at(Level.WARN).isEmpty());
+
+    first.complete();
+    second.complete();
+    assertEquals(
+        "Released broadcast 41 (" + decodedBytes + " bytes): its last task completed",
+        last(cacheLog.at(Level.DEBUG)));
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void withSharingOffEachTaskDecodeIsADebugLineOnly() throws Exception {
+    TestBroadcast broadcast = broadcast(42);
+    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator);
+    FakeTask first = new FakeTask();
+    FakeTask second = new FakeTask();
+
+    Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, first, false), broadcast, null);
+    Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, second, false), broadcast, null);
+
+    assertTrue(cacheLog.at(Level.INFO).isEmpty(), () -> cacheLog.events().toString());
+    List<String> debug = cacheLog.at(Level.DEBUG);
+    assertEquals(2, debug.size(), debug::toString);
+    for (int i = 0; i < 2; i++) {
+      long task = (i == 0 ? first : second).attemptId();
+      assertMatches(
+          "Decoded broadcast 42 in \\d+ ms for task "
+              + task
+              + " alone \\(sharing is off\\): 2 streams, .*",
+          debug.get(i));
+    }
+    first.complete();
+    second.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void aRefusedBroadcastIsOneWarnLineSayingWhatAndWhereWithoutAStackTrace() throws Exception {
+    TestBroadcast valid = broadcast(43);
+    BroadcastSource damaged = new TruncatedStream(valid, 1);
+    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator);
+    FakeTask task = new FakeTask();
+
+    IpcFormatException refused =
+        assertThrows(IpcFormatException.class, () -> cache.open(damaged, task, true));
+
+    List<LogCapture.Event> warnings = warnings(cacheLog);
+    assertEquals(1, warnings.size(), () -> cacheLog.events().toString());
+    assertMatches(
+        "Refused broadcast 43 for task "
+            + task.attemptId()
+            + " after \\d+ ms: Cannot decode Arrow IPC stream \\(broadcast 43, stream 1\\) .*",
+        warnings.get(0).message);
+    assertTrue(warnings.get(0).message.endsWith(refused.getMessage()));
+    assertNull(warnings.get(0).throwable, "the failing task carries the trace to Spark's log");
+    assertTrue(cacheLog.at(Level.INFO).isEmpty());
+    // Stream 0 decoded (a TRACE line); the refusal of stream 1 is the cache's line alone.
+    assertTrue(
+        ipcLog.events().stream().noneMatch(e -> e.message.contains("stream 1")),
+        () -> "logged twice: " + ipcLog.events());
+    task.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void aFailedSharedDecodeWarnsWithItsCauseAndEachWaiterDecodingForItselfIsInfo() throws Exception {
+    TestBroadcast broadcast =
+        TestBroadcast.encode(
+            44, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {400}, new int[] {400});
+    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    decoder.failCall(1);
+    FakeTask failing = new FakeTask();
+    Future<BroadcastReader> failingOpen =
+        executor.submit(() -> cache.open(broadcast, failing, true));
+    gate.awaitEntered();
+    List<FakeTask> waiters = Arrays.asList(new FakeTask(), new FakeTask());
+    List<Future<Integer>> reads = new ArrayList<>();
+    for (FakeTask waiter : waiters) {
+      reads.add(
+          executor.submit(
+              () ->
+                  Consumer.CLOSES_EACH_VIEW.consume(
+                      cache.open(broadcast, waiter, true), broadcast, null)));
+    }
+    awaitCondition("both waiters wait", () -> cache.counters().waits() >= waiters.size());
+    gate.release();
+
+    ExecutionException failure =
+        assertThrows(
+            ExecutionException.class, () -> failingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    for (Future<Integer> read : reads) {
+      read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    List<LogCapture.Event> warnings = warnings(cacheLog);
+    assertEquals(1, warnings.size(), () -> cacheLog.events().toString());
+    assertMatches(
+        "Decoding broadcast 44 for task "
+            + failing.attemptId()
+            + " failed after \\d+ ms; 2 waiting tasks decode it for themselves",
+        warnings.get(0).message);
+    assertInstanceOf(ScriptedDecoder.InjectedFailure.class, failure.getCause());
+    assertSame(failure.getCause(), warnings.get(0).throwable, "the cause goes with the line");
+    List<String> info = cacheLog.at(Level.INFO);
+    assertEquals(2, info.size(), info::toString);
+    for (FakeTask waiter : waiters) {
+      String prefix = "Decoded broadcast 44 in ";
+      String alone =
+          " for task "
+              + waiter.attemptId()
+              + " alone (the shared decode by another task failed): 2 streams, ";
+      assertTrue(
+          info.stream().anyMatch(line -> line.startsWith(prefix) && line.contains(alone)),
+          () -> "no fallback line for task " + waiter.attemptId() + " in " + info);
+    }
+    long waits =
+        cacheLog.at(Level.DEBUG).stream()
+            .filter(line -> line.contains("waits for broadcast 44, which another task"))
+            .count();
+    assertEquals(2, waits);
+
+    failing.complete();
+    waiters.forEach(FakeTask::complete);
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void anInterruptedDecodeIsAnInfoLineNotAWarning() throws Exception {
+    BroadcastDecoder interrupted =
+        (source, into) -> {
+          throw new InterruptedIOException("the task was killed");
+        };
+    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator, interrupted, Long.MAX_VALUE);
+    FakeTask task = new FakeTask();
+    assertThrows(InterruptedIOException.class, () -> cache.open(broadcast(46), task, true));
+    assertTrue(warnings(cacheLog).isEmpty(), () -> cacheLog.events().toString());
+    List<String> info = cacheLog.at(Level.INFO);
+    assertEquals(1, info.size(), info::toString);
+    assertMatches(
+        "Stopped decoding broadcast 46 for task "
+            + task.attemptId()
+            + " after \\d+ ms: interrupted",
+        info.get(0));
+    task.complete();
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  @Test
+  void nothingIsRecordedOnceTheCaptureIsClosed() throws Exception {
+    TestBroadcast broadcast = broadcast(45);
+    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator);
+    cacheLog.close();
+    FakeTask task = new FakeTask();
+    Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, task, true), broadcast, null);
+    task.complete();
+    assertTrue(cacheLog.events().isEmpty());
+    assertAllFreedAndClose(cache, allocator);
+  }
+
+  private static List<LogCapture.Event> warnings(LogCapture capture) {
+    List<LogCapture.Event> found = new ArrayList<>();
+    for (LogCapture.Event e : capture.events()) {
+      if (e.level == Level.WARN || e.level == Level.ERROR) {
+        found.add(e);
+      }
+    }
+    return found;
+  }
+
+  private static void assertMatches(String regex, String line) {
+    assertTrue(Pattern.compile(regex).matcher(line).matches(), () -> "«" + line + "» !~ " + regex);
+  }
+
+  private static String last(List<String> lines) {
+    return lines.get(lines.size() - 1);
+  }
+
+  /** A broadcast whose stream {@code cut} ends half way: bytes Quiver refuses. */
+  private static final class TruncatedStream implements BroadcastSource {
+    private final TestBroadcast valid;
+    private final int cut;
+
+    TruncatedStream(TestBroadcast valid, int cut) {
+      this.valid = valid;
+      this.cut = cut;
+    }
+
+    private byte[] bytes(int index) {
+      byte[] all = valid.streamBytes(index);
+      return index == cut ? Arrays.copyOf(all, all.length / 2) : all;
+    }
+
+    @Override
+    public long broadcastId() {
+      return valid.broadcastId();
+    }
+
+    @Override
+    public int streamCount() {
+      return valid.streamCount();
+    }
+
+    @Override
+    public InputStream openStream(int index) {
+      return new ByteArrayInputStream(bytes(index));
+    }
+
+    @Override
+    public long streamLength(int index) {
+      return bytes(index).length;
+    }
+
+    @Override
+    public StreamCodec codec() {
+      return valid.codec();
+    }
+  }
+}
