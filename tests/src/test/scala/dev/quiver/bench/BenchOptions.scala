@@ -18,7 +18,7 @@ final case class Shape(buildRows: Int, probeTasks: Int, cores: Int, rowsPerFile:
     )
 }
 
-/** The main job's options: `dev/bench [--quick] [--shapes a,b] [--rounds N] [--out DIR]`. */
+/** The main job's options: what `dev/bench` passes through (see `BenchOptions.usage`). */
 final case class BenchOptions(
     shapes: Seq[Shape],
     rounds: Int,
@@ -48,9 +48,12 @@ object BenchOptions {
   val DefaultScale = 0.25
   val DefaultRowsPerFile = 16384
 
-  val usage: String =
-    """dev/bench [--quick] [--full] [--shapes 1m-32,1m-128,10k-200,1m-32-local1] [--rounds N]
-      |          [--warmups N] [--out DIR] [--data DIR]""".stripMargin
+  /** `--quick`, a smoke run: this fraction of each shape, smaller probe files, one round. */
+  val QuickScale = 0.02
+  val QuickRowsPerFile = 2048
+
+  private val QuickNote =
+    s"${(QuickScale * 100).round}% of each shape, $QuickRowsPerFile-row probe files, one round"
 
   final private case class Parsed(
       names: Seq[String] = ShapeOrder,
@@ -61,19 +64,89 @@ object BenchOptions {
       mode: String = "default"
   )
 
+  /** One command-line option: its name, its value's name if it takes one, what it does. */
+  final private case class Flag(
+      name: String,
+      value: Option[String],
+      help: String,
+      set: (Parsed, String) => Parsed
+  ) {
+    def synopsis: String = name + value.fold("")(" " + _)
+  }
+
+  private val Flags: Seq[Flag] = Seq(
+    Flag(
+      "--quick",
+      None,
+      s"a smoke run: $QuickNote",
+      (p, _) => p.copy(mode = "quick")
+    ),
+    Flag(
+      "--full",
+      None,
+      s"the shapes as specified (by default each is scaled to ${(DefaultScale * 100).toInt}%)",
+      (p, _) => p.copy(mode = "full")
+    ),
+    Flag(
+      "--shapes",
+      Some("LIST"),
+      s"the shapes, of ${ShapeOrder.mkString(", ")} (default: all)",
+      (p, v) => p.copy(names = v.split(",").toSeq.map(_.trim))
+    ),
+    Flag(
+      "--rounds",
+      Some("N"),
+      s"measured rounds per shape and setting (default ${Parsed().rounds})",
+      (p, v) => p.copy(rounds = v.toInt)
+    ),
+    Flag(
+      "--warmups",
+      Some("N"),
+      s"unmeasured rounds before them (default ${Parsed().warmups})",
+      (p, v) => p.copy(warmups = v.toInt)
+    ),
+    Flag(
+      "--out",
+      Some("DIR"),
+      s"where the table, CSV and chart go (default ${Parsed().out})",
+      (p, v) => p.copy(out = new File(v))
+    ),
+    Flag(
+      "--data",
+      Some("DIR"),
+      s"where the generated Parquet tables are kept (default ${Parsed().data})",
+      (p, v) => p.copy(data = new File(v))
+    )
+  )
+
+  /**
+   * `dev/bench`'s usage, made from the options [[parse]] takes; the header of `dev/bench`, which
+   * `dev/bench --help` prints, carries the same text (BenchScriptSuite checks).
+   */
+  val usage: String = {
+    val command = "dev/bench"
+    val synopsis = Flags.map(f => s"[${f.synopsis}]").foldLeft(Seq(command)) { (lines, word) =>
+      if (lines.last.length + 1 + word.length <= 80) lines.init :+ s"${lines.last} $word"
+      else lines :+ s"${" " * command.length} $word"
+    }
+    val width = Flags.map(_.synopsis.length).max
+    val options = Flags.map(f => s"  ${f.synopsis.padTo(width, ' ')}  ${f.help}")
+    (synopsis ++ options).mkString("\n")
+  }
+
   @scala.annotation.tailrec
   private def parseArgs(args: List[String], parsed: Parsed): Parsed = args match {
     case Nil => parsed
-    case "--quick" :: tail => parseArgs(tail, parsed.copy(mode = "quick"))
-    case "--full" :: tail => parseArgs(tail, parsed.copy(mode = "full"))
-    case "--shapes" :: list :: tail =>
-      parseArgs(tail, parsed.copy(names = list.split(",").toSeq.map(_.trim)))
-    case "--rounds" :: n :: tail => parseArgs(tail, parsed.copy(rounds = n.toInt))
-    case "--warmups" :: n :: tail => parseArgs(tail, parsed.copy(warmups = n.toInt))
-    case "--out" :: dir :: tail => parseArgs(tail, parsed.copy(out = new File(dir)))
-    case "--data" :: dir :: tail => parseArgs(tail, parsed.copy(data = new File(dir)))
-    case other :: _ =>
-      throw new IllegalArgumentException(s"unknown option '$other'; usage:\n$usage")
+    case name :: rest =>
+      Flags.find(_.name == name) match {
+        case Some(flag) if flag.value.isEmpty => parseArgs(rest, flag.set(parsed, ""))
+        case Some(flag) if rest.nonEmpty => parseArgs(rest.tail, flag.set(parsed, rest.head))
+        case Some(flag) =>
+          throw new IllegalArgumentException(
+            s"option '$name' needs ${flag.value.get}; usage:\n$usage"
+          )
+        case None => throw new IllegalArgumentException(s"unknown option '$name'; usage:\n$usage")
+      }
   }
 
   def parse(args: Seq[String]): BenchOptions = {
@@ -86,14 +159,14 @@ object BenchOptions {
     val full = names.map(FullShapes)
     mode match {
       case "quick" =>
-        val quick = full.map(s => s.scaled(0.02).copy(rowsPerFile = 2048))
+        val quick = full.map(s => s.scaled(QuickScale).copy(rowsPerFile = QuickRowsPerFile))
         BenchOptions(
           quick,
           1,
           0,
           out,
           new File(data, "quick"),
-          Some("--quick: 2% of each shape, 2,048-row probe files, one round")
+          Some(s"--quick: $QuickNote")
         )
       case "full" => BenchOptions(full, rounds, warmups, out, new File(data, "full"), None)
       case _ =>

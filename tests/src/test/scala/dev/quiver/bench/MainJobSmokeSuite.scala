@@ -42,7 +42,7 @@ class MainJobSmokeSuite extends AnyFunSuite {
       new String(Files.readAllBytes(new File(out, "results.md").toPath), StandardCharsets.UTF_8)
     assert(table.contains("| Shape | Setting (Spark / off / on) | Wall |"))
     for (shape <- BenchOptions.ShapeOrder.map(BenchOptions.FullShapes)) {
-      val name = shape.scaled(0.02).name
+      val name = shape.scaled(BenchOptions.QuickScale).name
       for (setting <- BroadcastJoinBench.Settings)
         assert(table.contains(s"| $name | $setting |"), s"no row for $name, $setting in:\n$table")
     }

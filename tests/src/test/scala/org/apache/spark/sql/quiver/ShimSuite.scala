@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicReference
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 
+import dev.quiver.build.{RepoRoot, SupportedVersions}
 import org.apache.spark.sql.quiver.shim.SparkShims
 import org.apache.spark.{SPARK_VERSION, TaskContext, TaskKilledException}
 import org.scalatest.funsuite.AnyFunSuite
@@ -24,6 +25,8 @@ class ShimSuite extends AnyFunSuite with QuiverSparkSession {
       SparkShims.load("2.4.8", getClass.getClassLoader)
     }
     assert(e.getMessage.contains("Spark 2.4.8"))
+    // The list the loader read from its resource is pom.xml's, on every profile's artifact.
+    assert(SparkShims.SupportedLines == SupportedVersions.read(RepoRoot()).map(_.line))
     SparkShims.SupportedLines.foreach(line => assert(e.getMessage.contains(line)))
   }
 

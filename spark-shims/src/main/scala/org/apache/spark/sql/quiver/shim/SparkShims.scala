@@ -1,6 +1,6 @@
 package org.apache.spark.sql.quiver.shim
 
-import java.util.ServiceLoader
+import java.util.{Properties, ServiceLoader}
 
 import org.apache.spark.SPARK_VERSION
 
@@ -10,8 +10,18 @@ import org.apache.spark.SPARK_VERSION
  */
 private[quiver] object SparkShims {
 
-  /** Every Spark line some Quiver artifact supports, for the error message. */
-  val SupportedLines: Seq[String] = Seq("3.4", "3.5", "4.0", "4.1")
+  /**
+   * Every Spark line some Quiver artifact supports, for the error message. `dev/versions` writes
+   * them from pom.xml's profiles into this resource of spark-shims.
+   */
+  val SupportedLines: Seq[String] = {
+    val lines = new Properties()
+    val in = getClass.getClassLoader.getResourceAsStream("META-INF/quiver/spark-lines.properties")
+    if (in != null)
+      try lines.load(in)
+      finally in.close()
+    lines.getProperty("spark.lines", "").split(",").map(_.trim).filter(_.nonEmpty).toList
+  }
 
   lazy val get: SparkShim = load(SPARK_VERSION, getClass.getClassLoader)
 
