@@ -54,13 +54,7 @@ class RawBlockFieldCountTest {
       throws IOException {
     byte[] stream = mixedShapes(allocator);
     int first = buildSideFields();
-    try (RawBlockIterator raw =
-        new RawBlockIterator(
-            new ByteArrayInputStream(stream),
-            null,
-            ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,
-            null,
-            first + 1)) {
+    try (RawBlockIterator raw = expectingFields(stream, first + 1)) {
       ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, raw::next);
       assertEquals(0, e.blockIndex());
       assertEquals(0, e.blockOffset());
@@ -83,13 +77,7 @@ class RawBlockFieldCountTest {
         VectorSchemaRoot b = TestData.buildSide(allocator, 3, 2)) {
       stream = Blocks.write(BlockCodec.LZ4, a, b);
     }
-    try (RawBlockIterator raw =
-        new RawBlockIterator(
-            new ByteArrayInputStream(stream),
-            null,
-            ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,
-            null,
-            buildSideFields())) {
+    try (RawBlockIterator raw = expectingFields(stream, buildSideFields())) {
       assertTrue(raw.next());
       assertTrue(raw.next());
       assertEquals(false, raw.next());
@@ -101,6 +89,16 @@ class RawBlockFieldCountTest {
     assertThrows(
         IllegalArgumentException.class,
         () -> new RawBlockIterator(new ByteArrayInputStream(new byte[0]), null, 100, null, -2));
+  }
+
+  /** A raw iterator over {@code stream} for a reader that expects {@code fields} fields. */
+  private static RawBlockIterator expectingFields(byte[] stream, int fields) {
+    return new RawBlockIterator(
+        new ByteArrayInputStream(stream),
+        null,
+        ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,
+        null,
+        fields);
   }
 
   /** A build-side block, then an all-types block: two shapes in one stream. */
