@@ -14,7 +14,7 @@ import org.apache.arrow.memory.BufferAllocator;
  * held; an implementation must leave nothing allocated in {@code allocator} when it throws.
  */
 @FunctionalInterface
-public interface BroadcastDecoder {
+interface BroadcastDecoder {
 
   /** Decodes every stream of the broadcast with {@link ArrowIpc}, in order. */
   BroadcastDecoder ARROW_IPC =

@@ -1,5 +1,6 @@
 package dev.quiver.broadcast;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.io.Closeables;
 import dev.quiver.ipc.DecodedStream;
 import java.util.ArrayList;
@@ -18,6 +19,7 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  *
  * <p>Not thread-safe: one task, one thread.
  */
+@Public
 public final class BroadcastReader implements AutoCloseable {
 
   private final DecodedBroadcast broadcast;

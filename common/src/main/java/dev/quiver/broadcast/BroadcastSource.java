@@ -1,10 +1,12 @@
 package dev.quiver.broadcast;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.ipc.StreamCodec;
 import java.io.IOException;
 import java.io.InputStream;
 
 /** The compressed Arrow IPC streams that make up one broadcast value. */
+@Public
 public interface BroadcastSource {
 
   /** The broadcast's id, unique within the application; the cache's key. */

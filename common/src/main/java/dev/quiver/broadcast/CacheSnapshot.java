@@ -1,9 +1,11 @@
 package dev.quiver.broadcast;
 
+import dev.quiver.annotation.Public;
 import java.util.Collections;
 import java.util.List;
 
 /** What a {@link DecodedBroadcastCache} held at one moment. */
+@Public
 public final class CacheSnapshot {
 
   /** One cached broadcast. */

@@ -7,7 +7,7 @@ import java.util.Collections;
 import java.util.List;
 
 /** Every stream of one broadcast, decoded. Owns its streams' references on their buffers. */
-public final class DecodedBroadcast implements AutoCloseable {
+final class DecodedBroadcast implements AutoCloseable {
 
   private final List<DecodedStream> streams;
 

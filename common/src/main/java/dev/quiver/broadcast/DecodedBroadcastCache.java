@@ -1,5 +1,6 @@
 package dev.quiver.broadcast;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.task.TaskScope;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -14,6 +15,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.Preconditions;
 
 /**
  * Decodes each broadcast once per executor while its tasks overlap, and lets those tasks share the
@@ -40,6 +42,7 @@ import org.apache.arrow.memory.BufferAllocator;
  * <p>State changes happen under one monitor in short critical sections; decoding and waiting happen
  * outside it.
  */
+@Public
 public final class DecodedBroadcastCache {
 
   /** How often a task waiting on another task's decode checks whether it was killed. */
@@ -52,20 +55,27 @@ public final class DecodedBroadcastCache {
   private final CacheCounters counters = new CacheCounters();
 
   /**
+   * A cache that decodes broadcasts as Arrow IPC streams (see {@link BroadcastSource}).
+   *
    * @param allocator parent of every entry's allocator; the cache never closes it
-   * @param decoder how broadcasts are decoded
    * @param maxEntryBytes the most one decoded broadcast may allocate; a stream claiming more is
    *     rejected as corrupt before the memory is taken
    */
-  public DecodedBroadcastCache(
-      BufferAllocator allocator, BroadcastDecoder decoder, long maxEntryBytes) {
+  public DecodedBroadcastCache(BufferAllocator allocator, long maxEntryBytes) {
+    this(allocator, BroadcastDecoder.ARROW_IPC, maxEntryBytes);
+  }
+
+  /** A cache without a bound on one broadcast's decoded bytes (beyond its allocator's). */
+  public DecodedBroadcastCache(BufferAllocator allocator) {
+    this(allocator, Long.MAX_VALUE);
+  }
+
+  /** A cache with another decoder: for tests that script decodes and their failures. */
+  DecodedBroadcastCache(BufferAllocator allocator, BroadcastDecoder decoder, long maxEntryBytes) {
+    Preconditions.checkArgument(maxEntryBytes > 0, "maxEntryBytes must be positive");
     this.allocator = allocator;
     this.decoder = decoder;
     this.maxEntryBytes = maxEntryBytes;
-  }
-
-  public DecodedBroadcastCache(BufferAllocator allocator) {
-    this(allocator, BroadcastDecoder.ARROW_IPC, Long.MAX_VALUE);
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.quiver.io;
 
+import dev.quiver.annotation.Public;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -16,6 +17,7 @@ import java.nio.channels.ReadableByteChannel;
  * every read after the first. Like the JDK's channel, a read on an interrupted thread closes the
  * channel and fails with {@link ClosedByInterruptException}, so a killed task stops reading.
  */
+@Public
 public final class ChunkedInputChannel implements ReadableByteChannel {
 
   private final InputStream in;

@@ -1,5 +1,6 @@
 package dev.quiver.io;
 
+import dev.quiver.annotation.Public;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -12,6 +13,7 @@ import java.nio.channels.WritableByteChannel;
  * the thread's staging array otherwise (Arrow's buffers are direct). The JDK's channel copies
  * direct buffers 8 KiB at a time.
  */
+@Public
 public final class ChunkedOutputChannel implements WritableByteChannel {
 
   private final OutputStream out;

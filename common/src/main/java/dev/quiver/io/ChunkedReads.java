@@ -1,5 +1,6 @@
 package dev.quiver.io;
 
+import dev.quiver.annotation.Public;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -8,6 +9,7 @@ import java.nio.ByteBuffer;
  * Reads from an {@link InputStream} into a {@link ByteBuffer} in pieces of at most {@link
  * #PIECE_SIZE} bytes, without ever calling {@link InputStream#available()}.
  */
+@Public
 public final class ChunkedReads {
 
   /**

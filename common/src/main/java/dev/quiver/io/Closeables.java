@@ -1,6 +1,9 @@
 package dev.quiver.io;
 
+import dev.quiver.annotation.Internal;
+
 /** Closing several resources so that one failure neither hides another nor leaks the rest. */
+@Internal
 public final class Closeables {
 
   private Closeables() {}

@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.io.ChunkedInputChannel;
 import dev.quiver.io.ChunkedOutputChannel;
 import java.io.ByteArrayInputStream;
@@ -26,6 +27,7 @@ import org.xerial.snappy.SnappyError;
  * ChunkedInputChannel} (64 KiB pieces, no {@code available()}) into {@link IpcStreamReader}, the
  * strict reader (see there for what it refuses); writes go through {@link ChunkedOutputChannel}.
  */
+@Public
 public final class ArrowIpc {
 
   /**

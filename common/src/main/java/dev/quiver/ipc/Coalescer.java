@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.annotation.Internal;
 import dev.quiver.io.Closeables;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -18,6 +19,7 @@ import org.apache.arrow.vector.util.VectorSchemaRootAppender;
  * one record batch, as the driver does before broadcasting. Streams that carry dictionaries are
  * left as they are: indices encoded against different dictionaries must not be mixed.
  */
+@Internal
 public final class Coalescer {
 
   private Coalescer() {}

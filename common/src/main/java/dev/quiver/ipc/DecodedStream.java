@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.io.Closeables;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -16,6 +17,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * owned by the allocator it was decoded into. Closing it releases this object's references on those
  * buffers; vectors loaded from its batches hold references of their own.
  */
+@Public
 public final class DecodedStream implements DictionaryProvider, AutoCloseable {
 
   private final Schema schema;

@@ -1,9 +1,11 @@
 package dev.quiver.ipc;
 
-import java.io.IOException;
+import dev.quiver.annotation.Public;
+import dev.quiver.io.CorruptInputException;
 
 /** Bytes that are not a valid Arrow IPC stream, or one that Quiver cannot decode. */
-public class IpcFormatException extends IOException {
+@Public
+public class IpcFormatException extends CorruptInputException {
   private static final long serialVersionUID = 1L;
 
   public IpcFormatException(String message) {

@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.annotation.Public;
 import java.io.IOException;
 
 /**
@@ -9,6 +10,7 @@ import java.io.IOException;
  * message names the block and where it starts; {@link #blockIndex()} and {@link #blockOffset()}
  * give the same as numbers.
  */
+@Public
 public class Lz4FramingException extends IOException {
   private static final long serialVersionUID = 1L;
 

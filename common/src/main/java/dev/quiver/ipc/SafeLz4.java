@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.annotation.Internal;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4SafeDecompressor;
 
@@ -20,6 +21,7 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
  * may copy stale bytes of the output array into a block (CVE-2025-66566), which the block's
  * checksum then catches unless the writer knew those bytes.
  */
+@Internal
 public final class SafeLz4 {
 
   private static final LZ4SafeDecompressor DECOMPRESSOR = choose();

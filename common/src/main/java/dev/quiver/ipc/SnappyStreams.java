@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.annotation.Internal;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -36,6 +37,7 @@ import org.xerial.snappy.SnappyError;
  * reads only the given input range, and snappy's decompressor checks every copy and literal against
  * the input and the declared output length.
  */
+@Internal
 public final class SnappyStreams {
 
   /** A chunk's first allocation before its bytes arrive; the array then doubles as they do. */

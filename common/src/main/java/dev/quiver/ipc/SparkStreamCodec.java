@@ -2,10 +2,10 @@ package dev.quiver.ipc;
 
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
 import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
+import dev.quiver.annotation.Public;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.zip.Checksum;
 import net.jpountz.lz4.LZ4BlockOutputStream;
@@ -30,6 +30,7 @@ import org.xerial.snappy.SnappyOutputStream;
  *   <li>{@code none}: the bytes as they are.
  * </ul>
  */
+@Public
 public final class SparkStreamCodec implements StreamCodec {
 
   /** Spark's {@code spark.io.compression.lz4.blockSize} default. */
@@ -110,48 +111,6 @@ public final class SparkStreamCodec implements StreamCodec {
       default:
         return out;
     }
-  }
-
-  /** How this codec frames its bytes, for the dump's description of a file. */
-  public String framing() {
-    switch (kind) {
-      case LZ4:
-        return "Spark's lz4 codec: LZ4Block framing, xxhash32 block checksums";
-      case ZSTD:
-        return "Spark's zstd codec: zstd frames";
-      case SNAPPY:
-        return "Spark's snappy codec: snappy-java stream format";
-      default:
-        return "uncompressed";
-    }
-  }
-
-  /** Whether {@code head} (a file's first bytes) starts as this codec's streams start. */
-  public boolean startsLikeStream(byte[] head) {
-    byte[] magic;
-    switch (kind) {
-      case LZ4:
-        magic = "LZ4Block".getBytes(StandardCharsets.US_ASCII);
-        break;
-      case ZSTD:
-        magic = new byte[] {0x28, (byte) 0xB5, 0x2F, (byte) 0xFD};
-        break;
-      case SNAPPY:
-        magic = new byte[] {(byte) 0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
-        break;
-      default:
-        // An IPC stream's first message: the continuation token.
-        magic = new byte[] {-1, -1, -1, -1};
-    }
-    if (head.length < magic.length) {
-      return false;
-    }
-    for (int i = 0; i < magic.length; i++) {
-      if (head[i] != magic[i]) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private static Checksum lz4Checksum() {

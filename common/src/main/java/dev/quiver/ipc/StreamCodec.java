@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.annotation.Public;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -9,6 +10,7 @@ import java.io.OutputStream;
  * that it never touches Spark: the Spark module passes Spark's configured {@code CompressionCodec},
  * the shuffle blocks pass their own block codecs.
  */
+@Public
 public interface StreamCodec {
 
   /** The identity codec: bytes pass through unchanged. */

@@ -3,6 +3,7 @@ package dev.quiver.shuffle;
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
 import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
+import dev.quiver.annotation.Public;
 import dev.quiver.ipc.SafeLz4;
 import dev.quiver.ipc.SnappyStreams;
 import dev.quiver.ipc.StreamCodec;
@@ -15,6 +16,7 @@ import java.util.Locale;
 import net.jpountz.lz4.LZ4FrameInputStream;
 import net.jpountz.lz4.LZ4FrameOutputStream;
 import net.jpountz.xxhash.XXHashFactory;
+import org.apache.arrow.util.Preconditions;
 import org.xerial.snappy.SnappyFramedOutputStream;
 
 /**
@@ -22,6 +24,7 @@ import org.xerial.snappy.SnappyFramedOutputStream;
  * Comet's native shuffle writer: {@code LZ4_} is the LZ4 frame format, {@code ZSTD} a zstd frame,
  * {@code SNAP} the Snappy framing format, {@code NONE} the IPC stream as is.
  */
+@Public
 public final class BlockCodec implements StreamCodec {
 
   /** The zstd level of {@link #ZSTD}: Comet's default. */
@@ -63,15 +66,12 @@ public final class BlockCodec implements StreamCodec {
 
   /** The {@code ZSTD} codec compressing at {@code level} (zstd's range, negative levels too). */
   public static BlockCodec zstd(int level) {
-    if (level < Zstd.minCompressionLevel() || level > Zstd.maxCompressionLevel()) {
-      throw new IllegalArgumentException(
-          "zstd level must be between "
-              + Zstd.minCompressionLevel()
-              + " and "
-              + Zstd.maxCompressionLevel()
-              + ", got "
-              + level);
-    }
+    Preconditions.checkArgument(
+        level >= Zstd.minCompressionLevel() && level <= Zstd.maxCompressionLevel(),
+        "zstd level must be between %s and %s, got %s",
+        Zstd.minCompressionLevel(),
+        Zstd.maxCompressionLevel(),
+        level);
     return level == DEFAULT_ZSTD_LEVEL ? ZSTD : new BlockCodec(Kind.ZSTD, "ZSTD", level);
   }
 
@@ -97,6 +97,15 @@ public final class BlockCodec implements StreamCodec {
       }
     }
     return null;
+  }
+
+  /**
+   * Whether {@code tag} is one that Comet or Quiver writes in a block header: a codec's (which
+   * {@link #forTag} returns) or Comet's offsets-as-lengths zstd variant (which {@link #forTag}
+   * refuses by name). For tools telling a stream of shuffle blocks from other bytes.
+   */
+  public static boolean isWrittenTag(byte[] tag) {
+    return lookup(tag) != null || Arrays.equals(tag, COMET_OFFSETS_AS_LENGTHS_TAG);
   }
 
   /** Why {@code tag} names no codec Quiver reads: the tag in text and hex, and what to do. */

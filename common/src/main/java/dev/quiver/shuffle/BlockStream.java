@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import org.apache.arrow.util.Preconditions;
 
 /**
  * Reads block headers and bodies from a stream of concatenated blocks, checking each header before
@@ -38,10 +39,7 @@ final class BlockStream {
    *     null
    */
   BlockStream(InputStream in, long maxBlockLength, String source) {
-    if (in == null) {
-      throw new NullPointerException("in");
-    }
-    this.in = in;
+    this.in = Preconditions.checkNotNull(in, "in");
     this.maxBlockLength = ShuffleBlockFormat.checkMaxBlockLength(maxBlockLength);
     this.source = source;
   }

@@ -1,9 +1,11 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Internal;
 import java.io.EOFException;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import org.apache.arrow.util.Preconditions;
 
 /**
  * A stream whose length is known, consumed exactly: it fails if the stream ends before that many
@@ -15,6 +17,7 @@ import java.io.InputStream;
  * block readers and Spark's codecs do) always triggers the check; one that stops early (a killed
  * task) does not, and closing is never an error.
  */
+@Internal
 public final class ExactLengthInputStream extends FilterInputStream {
 
   private final long expectedLength;
@@ -28,16 +31,11 @@ public final class ExactLengthInputStream extends FilterInputStream {
    *     (local)"); not null
    */
   public ExactLengthInputStream(InputStream in, long expectedLength, String source) {
-    super(in);
-    if (in == null || source == null) {
-      throw new NullPointerException(in == null ? "in" : "source");
-    }
-    if (expectedLength < 0) {
-      throw new IllegalArgumentException(
-          "expectedLength must be at least 0, got " + expectedLength);
-    }
+    super(Preconditions.checkNotNull(in, "in"));
+    Preconditions.checkArgument(
+        expectedLength >= 0, "expectedLength must be at least 0, got %s", expectedLength);
     this.expectedLength = expectedLength;
-    this.source = source;
+    this.source = Preconditions.checkNotNull(source, "source");
   }
 
   /** Bytes read so far. */

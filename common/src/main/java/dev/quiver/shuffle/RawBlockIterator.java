@@ -1,13 +1,10 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.task.TaskScope;
-import java.io.Closeable;
-import java.io.EOFException;
-import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.arrow.util.Preconditions;
 
 /**
  * The direct-read path: walks a stream of shuffle blocks and hands each block's header and its
@@ -28,13 +25,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Not thread-safe, except that {@link #close()} may be called from another thread to stop a read
  * that is stalled (it closes the stream).
  */
-public final class RawBlockIterator implements Closeable {
+@Public
+public final class RawBlockIterator extends BlockReader {
 
   /** {@code expectedFieldCount} when the caller gives none. */
   public static final int ANY_FIELD_COUNT = -1;
-
-  private final BlockStream blocks;
-  private final TaskScope task;
 
   /**
    * The field count every block must declare: the caller's, or else the first block's. A native
@@ -44,11 +39,6 @@ public final class RawBlockIterator implements Closeable {
   private int expectedFieldCount;
 
   private final boolean expectedFromCaller;
-  private final BodyBuffer buffer = new BodyBuffer(true);
-
-  private final AtomicBoolean closed = new AtomicBoolean();
-  private boolean ended;
-  private boolean failed;
   private ByteBuffer body;
 
   /** Reads {@code in} with no task and the default maximum block length. */
@@ -86,58 +76,19 @@ public final class RawBlockIterator implements Closeable {
    */
   public RawBlockIterator(
       InputStream in, TaskScope task, long maxBlockLength, String source, int expectedFieldCount) {
-    if (expectedFieldCount < 0 && expectedFieldCount != ANY_FIELD_COUNT) {
-      throw new IllegalArgumentException(
-          "expectedFieldCount must be at least 0 or ANY_FIELD_COUNT, got " + expectedFieldCount);
-    }
-    this.blocks = new BlockStream(in, maxBlockLength, source);
-    this.task = task;
+    super(in, task, maxBlockLength, source, true);
+    Preconditions.checkArgument(
+        expectedFieldCount >= 0 || expectedFieldCount == ANY_FIELD_COUNT,
+        "expectedFieldCount must be at least 0 or ANY_FIELD_COUNT, got %s",
+        expectedFieldCount);
     this.expectedFieldCount = expectedFieldCount;
     this.expectedFromCaller = expectedFieldCount != ANY_FIELD_COUNT;
-    if (task != null) {
-      task.onCompletion(this::closeUnchecked);
-    }
-  }
-
-  /**
-   * Reads the next block.
-   *
-   * @return false when the stream ends at a block boundary
-   * @throws EOFException if the stream ends anywhere else
-   * @throws ShuffleCorruptionException if the header cannot be valid (nothing is allocated for it)
-   */
-  public boolean next() throws IOException {
-    if (closed.get()) {
-      throw new IOException("Cannot read " + blocks.describeStream() + ": the iterator is closed");
-    }
-    if (failed) {
-      throw new IllegalStateException("an earlier read failed; the stream position is unknown");
-    }
-    body = null;
-    if (ended) {
-      return false;
-    }
-    if (task != null) {
-      // Before any byte of the block is read: the stream position stays at a block boundary.
-      task.throwIfKilled();
-    }
-    boolean ok = false;
-    try {
-      if (!blocks.nextHeader()) {
-        ended = true;
-      } else {
-        checkFieldCount();
-        body = blocks.readBody(buffer);
-      }
-      ok = true;
-      return !ended;
-    } finally {
-      failed = !ok;
-    }
+    closeWhenTaskCompletes();
   }
 
   /** Before the body is read: a block of another shape costs no allocation. */
-  private void checkFieldCount() throws ShuffleCorruptionException {
+  @Override
+  void checkHeader() throws ShuffleCorruptionException {
     int declared = blocks.fieldCount();
     if (expectedFieldCount == ANY_FIELD_COUNT) {
       expectedFieldCount = declared;
@@ -154,63 +105,54 @@ public final class RawBlockIterator implements Closeable {
     }
   }
 
+  @Override
+  void accept(ByteBuffer body) {
+    this.body = body;
+  }
+
+  @Override
+  void releaseCurrent() {
+    body = null;
+  }
+
+  @Override
+  String kind() {
+    return "iterator";
+  }
+
   /** The current block's compressed body: direct, from position 0 to its end; reused by next(). */
   public ByteBuffer body() {
-    requireCurrent();
-    return body;
+    ByteBuffer current = body;
+    requireCurrent(current != null);
+    return current;
   }
 
   public BlockCodec codec() {
-    requireCurrent();
+    body();
     return blocks.codec();
   }
 
   /** The number of top-level fields the header declares. */
   public int fieldCount() {
-    requireCurrent();
+    body();
     return blocks.fieldCount();
   }
 
   /** The body's length in bytes (the block's length less the field count and tag). */
   public int bodyLength() {
-    requireCurrent();
+    body();
     return blocks.bodyLength();
   }
 
   /** The current block's position in the stream: 0 for the first. */
   public long blockIndex() {
-    requireCurrent();
+    body();
     return blocks.blockIndex();
   }
 
   /** The stream offset of the current block's first byte. */
   public long blockOffset() {
-    requireCurrent();
+    body();
     return blocks.blockOffset();
-  }
-
-  private void requireCurrent() {
-    if (body == null) {
-      throw new IllegalStateException("no current block: call next() and check it returned true");
-    }
-  }
-
-  /** Closes the stream and drops the body buffer. Idempotent. */
-  @Override
-  public void close() throws IOException {
-    if (!closed.compareAndSet(false, true)) {
-      return;
-    }
-    body = null;
-    buffer.release();
-    blocks.in().close();
-  }
-
-  private void closeUnchecked() {
-    try {
-      close();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }

@@ -1,18 +1,17 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
 import dev.quiver.ipc.IpcFormatException;
 import dev.quiver.task.TaskScope;
 import java.io.ByteArrayInputStream;
-import java.io.Closeable;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.AutoCloseables;
+import org.apache.arrow.util.Preconditions;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
@@ -34,18 +33,15 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * <p>Not thread-safe, except that {@link #close()} may be called from another thread to stop a read
  * that is stalled (it closes the stream; the read then fails and releases what it held).
  */
-public final class ShuffleBlockDecoder implements Closeable {
+@Public
+public final class ShuffleBlockDecoder extends BlockReader {
 
-  private final BlockStream blocks;
   private final BufferAllocator allocator;
-  private final TaskScope task;
-  private final BodyBuffer buffer = new BodyBuffer(false);
 
-  private final AtomicBoolean closed = new AtomicBoolean();
+  /** Guards {@link #root}, which a close from another thread releases. */
   private final Object rootLock = new Object();
+
   private VectorSchemaRoot root;
-  private boolean ended;
-  private boolean failed;
 
   /** Decodes {@code in} into {@code allocator}, with no task and the default maximum length. */
   public ShuffleBlockDecoder(InputStream in, BufferAllocator allocator) {
@@ -74,62 +70,22 @@ public final class ShuffleBlockDecoder implements Closeable {
       TaskScope task,
       long maxBlockLength,
       String source) {
-    if (allocator == null) {
-      throw new NullPointerException("allocator");
-    }
-    this.blocks = new BlockStream(in, maxBlockLength, source);
-    this.allocator = allocator;
-    this.task = task;
-    if (task != null) {
-      task.onCompletion(this::closeUnchecked);
-    }
+    super(in, task, maxBlockLength, source, false);
+    this.allocator = Preconditions.checkNotNull(allocator, "allocator");
+    closeWhenTaskCompletes();
   }
 
   /**
-   * Closes the current batch and decodes the next block into {@link #root()}.
-   *
-   * @return false when the stream ends at a block boundary
-   * @throws EOFException if the stream ends anywhere else
-   * @throws ShuffleCorruptionException if a header cannot be valid (nothing is allocated for it),
-   *     the body does not decode, or its schema has a different number of fields than the header
+   * The current batch; owned by this decoder, closed by the next {@link #next()} and by {@link
+   * #close()}.
    */
-  public boolean next() throws IOException {
-    if (closed.get()) {
-      throw new IOException("Cannot read " + blocks.describeStream() + ": the decoder is closed");
-    }
-    if (failed) {
-      throw new IllegalStateException("an earlier read failed; the stream position is unknown");
-    }
-    closeCurrent();
-    if (ended) {
-      return false;
-    }
-    if (task != null) {
-      // Before any byte of the block is read: the stream position stays at a block boundary.
-      task.throwIfKilled();
-    }
-    boolean ok = false;
-    try {
-      if (!blocks.nextHeader()) {
-        ended = true;
-      } else {
-        publish(decode(blocks.readBody(buffer)));
-      }
-      ok = true;
-      return !ended;
-    } finally {
-      failed = !ok;
-    }
-  }
-
-  /** The current batch; owned by this decoder, closed by the next {@link #next()}. */
   public VectorSchemaRoot root() {
+    VectorSchemaRoot current;
     synchronized (rootLock) {
-      if (root == null) {
-        throw new IllegalStateException("no current batch: call next() and check it returned true");
-      }
-      return root;
+      current = root;
     }
+    requireCurrent(current != null);
+    return current;
   }
 
   /** The codec of the current batch's block. */
@@ -148,6 +104,42 @@ public final class ShuffleBlockDecoder implements Closeable {
   public long blockOffset() {
     root();
     return blocks.blockOffset();
+  }
+
+  /**
+   * Decodes the body into the current batch. Refuses (as corruption) a body that does not decode,
+   * whose schema has another number of fields than the header, or that holds other than one batch
+   * or carries dictionaries.
+   */
+  @Override
+  void accept(ByteBuffer body) throws IOException {
+    VectorSchemaRoot decoded = decode(body);
+    synchronized (rootLock) {
+      if (state() != State.CLOSED) {
+        root = decoded;
+        return;
+      }
+    }
+    decoded.close();
+    throw new IOException(
+        "Decoder closed while reading " + blocks.where() + "; the batch was released");
+  }
+
+  @Override
+  void releaseCurrent() {
+    VectorSchemaRoot previous;
+    synchronized (rootLock) {
+      previous = root;
+      root = null;
+    }
+    if (previous != null) {
+      previous.close();
+    }
+  }
+
+  @Override
+  String kind() {
+    return "decoder";
   }
 
   private VectorSchemaRoot decode(ByteBuffer body) throws IOException {
@@ -186,54 +178,11 @@ public final class ShuffleBlockDecoder implements Closeable {
         new VectorLoader(loaded).load(stream.batches().get(0));
         return loaded;
       } catch (RuntimeException e) {
-        loaded.close();
-        throw blocks.corrupt("the body's batch does not load: " + e, e);
+        ShuffleCorruptionException corrupt =
+            blocks.corrupt("the body's batch does not load: " + e, e);
+        AutoCloseables.close(corrupt, loaded);
+        throw corrupt;
       }
-    }
-  }
-
-  private void publish(VectorSchemaRoot decoded) throws IOException {
-    synchronized (rootLock) {
-      if (!closed.get()) {
-        root = decoded;
-        return;
-      }
-    }
-    decoded.close();
-    throw new IOException(
-        "Decoder closed while reading " + blocks.where() + "; the batch was released");
-  }
-
-  private void closeCurrent() {
-    VectorSchemaRoot previous;
-    synchronized (rootLock) {
-      previous = root;
-      root = null;
-    }
-    if (previous != null) {
-      previous.close();
-    }
-  }
-
-  /** Closes the current batch and the stream. Idempotent. */
-  @Override
-  public void close() throws IOException {
-    if (!closed.compareAndSet(false, true)) {
-      return;
-    }
-    try {
-      closeCurrent();
-      buffer.release();
-    } finally {
-      blocks.in().close();
-    }
-  }
-
-  private void closeUnchecked() {
-    try {
-      close();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
   }
 }

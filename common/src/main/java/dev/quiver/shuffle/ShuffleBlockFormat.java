@@ -1,6 +1,10 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Public;
+import org.apache.arrow.util.Preconditions;
+
 /** Sizes of the shuffle block format (see the {@linkplain dev.quiver.shuffle package docs}). */
+@Public
 public final class ShuffleBlockFormat {
 
   /** The leading u64 that gives the length of the rest of the block. */
@@ -28,15 +32,12 @@ public final class ShuffleBlockFormat {
 
   /** Checks a reader's configured maximum block length. */
   static long checkMaxBlockLength(long maxBlockLength) {
-    if (maxBlockLength < HEADER_BYTES || maxBlockLength > DEFAULT_MAX_BLOCK_LENGTH) {
-      throw new IllegalArgumentException(
-          "maxBlockLength must be between "
-              + HEADER_BYTES
-              + " and "
-              + DEFAULT_MAX_BLOCK_LENGTH
-              + ", got "
-              + maxBlockLength);
-    }
+    Preconditions.checkArgument(
+        maxBlockLength >= HEADER_BYTES && maxBlockLength <= DEFAULT_MAX_BLOCK_LENGTH,
+        "maxBlockLength must be between %s and %s, got %s",
+        HEADER_BYTES,
+        DEFAULT_MAX_BLOCK_LENGTH,
+        maxBlockLength);
     return maxBlockLength;
   }
 }

@@ -1,5 +1,6 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.ipc.ArrowIpc;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -8,6 +9,7 @@ import java.nio.ByteOrder;
 import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.Preconditions;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -19,6 +21,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * reads. The stream stays open: the caller owns it. Dictionary-encoded fields are not supported
  * (Comet's blocks carry none).
  */
+@Public
 public final class ShuffleBlockWriter {
 
   private final OutputStream out;
@@ -26,11 +29,8 @@ public final class ShuffleBlockWriter {
   private long bytesWritten;
 
   public ShuffleBlockWriter(OutputStream out, BlockCodec codec) {
-    if (out == null || codec == null) {
-      throw new NullPointerException(out == null ? "out" : "codec");
-    }
-    this.out = out;
-    this.codec = codec;
+    this.out = Preconditions.checkNotNull(out, "out");
+    this.codec = Preconditions.checkNotNull(codec, "codec");
   }
 
   /**
@@ -101,10 +101,10 @@ public final class ShuffleBlockWriter {
 
   private static void checkNoDictionaries(List<Field> fields) {
     for (Field field : fields) {
-      if (field.getDictionary() != null) {
-        throw new IllegalArgumentException(
-            "field '" + field.getName() + "' is dictionary-encoded; shuffle blocks carry none");
-      }
+      Preconditions.checkArgument(
+          field.getDictionary() == null,
+          "field '%s' is dictionary-encoded; shuffle blocks carry none",
+          field.getName());
       checkNoDictionaries(field.getChildren());
     }
   }

@@ -1,6 +1,7 @@
 package dev.quiver.shuffle;
 
-import java.io.IOException;
+import dev.quiver.annotation.Public;
+import dev.quiver.io.CorruptInputException;
 
 /**
  * A shuffle block that cannot be valid: a hostile or impossible length, an unknown codec tag, a
@@ -8,7 +9,8 @@ import java.io.IOException;
  * block and where it starts; {@link #blockIndex()} and {@link #blockOffset()} give the same as
  * numbers.
  */
-public class ShuffleCorruptionException extends IOException {
+@Public
+public class ShuffleCorruptionException extends CorruptInputException {
   private static final long serialVersionUID = 1L;
 
   private final long blockIndex;

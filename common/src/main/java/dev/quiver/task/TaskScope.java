@@ -1,9 +1,12 @@
 package dev.quiver.task;
 
+import dev.quiver.annotation.Public;
+
 /**
  * The task a read belongs to. Quiver's core knows tasks only through this interface: the Spark
  * shims implement it over {@code TaskContext}, tests over a controllable fake.
  */
+@Public
 public interface TaskScope {
 
   /** Unique within the executor; Spark's task attempt id. */

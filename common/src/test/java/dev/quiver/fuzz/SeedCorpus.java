@@ -13,7 +13,6 @@ import dev.quiver.testing.CometFiles;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -38,7 +37,8 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
  * input layout, under {@code src/test/resources/dev/quiver/fuzz/<Target>Inputs/<method>/} (where
  * Jazzer looks for them; they run as plain tests without {@code JAZZER_FUZZ}). Made from {@link
  * TestData} and small cuts of the Comet 1.2.0 files ({@link CometFiles}); regenerate with {@code
- * dev/fuzz --seeds}.
+ * dev/fuzz --seeds}. The dump tool's target lives in {@code dev/tools}, and so does its corpus
+ * ({@code DumpSeedCorpus}, from the inputs made here).
  *
  * <pre>SeedCorpus RESOURCES_DIR</pre>
  */
@@ -53,7 +53,7 @@ public final class SeedCorpus {
   private long bytes;
   private int files;
 
-  private SeedCorpus(Path root) {
+  SeedCorpus(Path root) {
     this.root = root;
   }
 
@@ -64,7 +64,17 @@ public final class SeedCorpus {
     }
     SeedCorpus corpus = new SeedCorpus(Paths.get(args[0]));
     corpus.writeAll();
-    System.out.printf("%d seed files, %d bytes%n", corpus.files, corpus.bytes);
+    corpus.close();
+    System.out.println(corpus.summary());
+  }
+
+  /** What has been written: files and bytes. */
+  String summary() {
+    return String.format("%d seed files, %d bytes", files, bytes);
+  }
+
+  void close() {
+    allocator.close();
   }
 
   private void writeAll() throws IOException {
@@ -138,29 +148,10 @@ public final class SeedCorpus {
             BroadcastCacheFuzzTest.COMPRESS_BY_TARGET | BroadcastCacheFuzzTest.SHARING_OFF,
             SparkStreamCodec.SNAPPY,
             Collections.singletonList(streams.get("all-types"))));
-
-    Path dump = clean("DumpFuzzTestInputs");
-    for (Map.Entry<String, byte[]> b : blocks.entrySet()) {
-      write(dump.resolve("shuffleFile/" + b.getKey()), prefixed((byte) 0, b.getValue()));
-    }
-    write(dump.resolve("shuffleFile/indexed"), indexedShuffleFile(blocks));
-    for (Map.Entry<String, byte[]> s : streams.entrySet()) {
-      for (SparkStreamCodec codec : DumpFuzzTest.SPARK_CODECS) {
-        String name = s.getKey() + "-" + codec;
-        byte[] compressed = Codecs.compress(codec, s.getValue());
-        write(
-            dump.resolve("broadcastValue/" + name),
-            prefixed(DumpFuzzTest.broadcastSelector(codec, false), compressed));
-        write(
-            dump.resolve("broadcastValue/" + name + "-by-target"),
-            prefixed(DumpFuzzTest.broadcastSelector(codec, true), s.getValue()));
-      }
-    }
-    allocator.close();
   }
 
   /** Uncompressed IPC streams of every supported shape. */
-  private Map<String, byte[]> ipcStreams() throws IOException {
+  Map<String, byte[]> ipcStreams() throws IOException {
     Map<String, byte[]> streams = new LinkedHashMap<>();
     try (VectorSchemaRoot a = TestData.allTypes(allocator, ROWS, 1);
         VectorSchemaRoot b = TestData.allTypes(allocator, 3, 2)) {
@@ -228,7 +219,7 @@ public final class SeedCorpus {
   }
 
   /** Streams of shuffle blocks: every codec, every shape, Comet's own rows and its zstd variant. */
-  private Map<String, byte[]> shuffleStreams() throws IOException {
+  Map<String, byte[]> shuffleStreams() throws IOException {
     Map<String, byte[]> blocks = new LinkedHashMap<>();
     for (BlockCodec codec : Codecs.blockCodecs()) {
       String c = codec.codecName();
@@ -278,31 +269,11 @@ public final class SeedCorpus {
     }
   }
 
-  /** Byte 0: 4 index offsets; a Spark index (big-endian) of three partitions; then the data. */
-  private static byte[] indexedShuffleFile(Map<String, byte[]> blocks) throws IOException {
-    byte[][] partitions = {
-      blocks.get("three-blocks-lz4"), new byte[0], blocks.get("comet-rows-snappy")
-    };
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    DataOutputStream index = new DataOutputStream(out);
-    out.write(partitions.length + 1);
-    long offset = 0;
-    index.writeLong(offset);
-    for (byte[] p : partitions) {
-      offset += p.length;
-      index.writeLong(offset);
-    }
-    for (byte[] p : partitions) {
-      out.write(p);
-    }
-    return out.toByteArray();
-  }
-
   private static String codecName(StreamCodec codec) {
     return FuzzCodecs.describe(codec).replace(' ', '-');
   }
 
-  private static byte[] prefixed(byte first, byte[] rest) {
+  static byte[] prefixed(byte first, byte[] rest) {
     return Bytes.concat(new byte[] {first}, rest);
   }
 
@@ -310,7 +281,7 @@ public final class SeedCorpus {
    * Empties (or makes) the Inputs folder of a target class, but for the fuzzers' findings ({@code
    * finding-*}): inputs committed by hand after a fix, which no generator writes again.
    */
-  private Path clean(String folder) throws IOException {
+  Path clean(String folder) throws IOException {
     Path dir = root.resolve("dev/quiver/fuzz").resolve(folder);
     if (Files.exists(dir)) {
       try (Stream<Path> paths = Files.walk(dir)) {
@@ -328,7 +299,7 @@ public final class SeedCorpus {
     return dir;
   }
 
-  private void write(Path file, byte[] content) throws IOException {
+  void write(Path file, byte[] content) throws IOException {
     Files.createDirectories(file.getParent());
     Files.write(file, content);
     bytes += content.length;

@@ -3,11 +3,13 @@ package dev.quiver.shuffle;
 import static dev.quiver.testing.Codecs.compress;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.Codecs;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -75,6 +77,16 @@ class BlockCodecTest {
     assertTrue(
         e.getMessage().contains("spark.comet.shuffle.compression.offsetsAsLengths.enabled"),
         e.getMessage());
+  }
+
+  @Test
+  void writtenTagsAreTheCodecsAndCometsZstdVariant() {
+    Codecs.blockCodecs()
+        .forEach(codec -> assertTrue(BlockCodec.isWrittenTag(codec.tag()), codec::toString));
+    assertTrue(BlockCodec.isWrittenTag(new byte[] {(byte) 0xDA, 'S', 'T', 'D'}));
+    for (String other : new String[] {"zstd", "LZ5_", "NONE ", "NON", ""}) {
+      assertFalse(BlockCodec.isWrittenTag(ascii(other)), other);
+    }
   }
 
   @ParameterizedTest

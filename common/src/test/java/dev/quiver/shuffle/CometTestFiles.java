@@ -1,9 +1,7 @@
 package dev.quiver.shuffle;
 
 import dev.quiver.testing.CometFiles;
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -48,20 +46,10 @@ final class CometTestFiles {
 
   static MapOutput read(Path codecDir, String map) throws IOException {
     byte[] data = Files.readAllBytes(codecDir.resolve(map + ".data"));
-    long[] offsets = new long[PARTITIONS + 1];
-    // Spark's index file: big-endian longs, the partitions' start offsets then the file's end.
-    try (InputStream in = Files.newInputStream(codecDir.resolve(map + ".index"));
-        DataInputStream index = new DataInputStream(in)) {
-      for (int i = 0; i < offsets.length; i++) {
-        offsets[i] = index.readLong();
-      }
-      if (index.read() != -1) {
-        throw new IOException(map + ".index holds more than " + offsets.length + " longs");
-      }
+    ShuffleIndex index = ShuffleIndex.read(codecDir.resolve(map + ".index"), data.length);
+    if (index.partitions() != PARTITIONS) {
+      throw new IOException(map + ".index has " + index.partitions() + " partitions");
     }
-    if (offsets[0] != 0 || offsets[PARTITIONS] != data.length) {
-      throw new IOException(map + ".index does not span " + map + ".data");
-    }
-    return new MapOutput(map, data, offsets);
+    return new MapOutput(map, data, index.offsets());
   }
 }

@@ -1,10 +1,9 @@
 package dev.quiver.bench
 
-import dev.quiver.spark.QuiverRuntime
+import dev.quiver.spark.{QuiverMetrics, QuiverSettings}
 import dev.quiver.spark.join.QuiverJoins
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, length, sum}
-import org.apache.spark.sql.quiver.QuiverConf
 import org.apache.spark.sql.quiver.bench.ListenerBus
 
 /**
@@ -88,7 +87,7 @@ object BroadcastJoinBench {
       }
     } finally {
       spark.stop()
-      val snapshot = QuiverRuntime.broadcastCache.snapshot()
+      val snapshot = QuiverMetrics.broadcastCacheEntries
       if (!snapshot.isEmpty) throw new IllegalStateException(s"the cache still holds $snapshot")
     }
   }
@@ -102,7 +101,7 @@ object BroadcastJoinBench {
       dim: DataFrame,
       listener: TaskMetricsListener
   ): Run = {
-    val counters = QuiverRuntime.broadcastCache.counters()
+    val counters = QuiverMetrics.broadcastCache
     val decodesBefore = counters.decodes() + counters.privateDecodes()
     listener.clear()
     val start = System.nanoTime()
@@ -115,7 +114,7 @@ object BroadcastJoinBench {
           )
           .head()
       case share =>
-        spark.conf.set(QuiverConf.ShareDecodedBroadcasts.key, share == "on")
+        spark.conf.set(QuiverSettings.ShareDecodedBroadcasts, share == "on")
         QuiverJoins
           .broadcastHashJoin(fact, dim, Seq("key"), Seq("k"), "inner")
           .agg(
@@ -145,11 +144,11 @@ object BroadcastJoinBench {
   private def sums(row: Row): Seq[Long] = (0 until row.length).map(i => row.getLong(i))
 
   private def session(cores: Int): SparkSession = {
-    QuiverConf.entries
     val spark = SparkSession
       .builder()
       .master(s"local[$cores]")
       .appName("quiver-bench")
+      .config("spark.plugins", QuiverSettings.Plugin)
       .config("spark.ui.enabled", "false")
       .config("spark.driver.host", "127.0.0.1")
       .config("spark.sql.adaptive.enabled", "false")

@@ -1,9 +1,10 @@
 package dev.quiver.spark.broadcast
 
+import dev.quiver.annotation.Public
 import org.apache.spark.SparkContext
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.quiver.BroadcastBuilder
+import org.apache.spark.sql.quiver.{BroadcastBuilder, JavaLists, QuiverConf}
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -16,6 +17,7 @@ import org.apache.spark.sql.types.StructType
  * @param inputBatches record batches the executors encoded, before coalescing
  * @param coalesced whether the driver merged them into one stream of one batch
  */
+@Public
 case class ArrowBroadcast(
     value: Broadcast[Array[Array[Byte]]],
     schema: StructType,
@@ -37,7 +39,10 @@ object ArrowBroadcast {
    * to collect `df`. Fails with Spark's own error when `df` has 512,000,000 rows or more, or its
    * streams take 8 GiB or more: the limits Spark puts on its broadcasts.
    */
-  def of(df: DataFrame): ArrowBroadcast = BroadcastBuilder.build(df)
+  def of(df: DataFrame): ArrowBroadcast = {
+    QuiverConf.register()
+    BroadcastBuilder.build(df)
+  }
 
   /**
    * Broadcasts compressed Arrow IPC streams an engine already holds (one per source partition,
@@ -49,6 +54,15 @@ object ArrowBroadcast {
       spark: SparkSession,
       schema: StructType,
       streams: Seq[Array[Byte]]
-  ): ArrowBroadcast =
+  ): ArrowBroadcast = {
+    QuiverConf.register()
     BroadcastBuilder.fromStreams(spark.sparkContext, schema, streams)
+  }
+
+  /** [[ofStreams]] for callers in Java. */
+  def ofStreams(
+      spark: SparkSession,
+      schema: StructType,
+      streams: java.util.List[Array[Byte]]
+  ): ArrowBroadcast = ofStreams(spark, schema, JavaLists.toSeq(streams))
 }

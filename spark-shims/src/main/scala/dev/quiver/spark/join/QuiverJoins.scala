@@ -1,7 +1,10 @@
 package dev.quiver.spark.join
 
+import dev.quiver.annotation.Public
+import org.apache.spark.sql.quiver.JavaLists
 import dev.quiver.spark.broadcast.ArrowBroadcast
 import org.apache.spark.sql.{Column, DataFrame}
+import org.apache.spark.sql.quiver.QuiverConf
 import org.apache.spark.sql.quiver.join.{BroadcastJoins, JoinKind}
 
 /**
@@ -16,6 +19,7 @@ import org.apache.spark.sql.quiver.join.{BroadcastJoins, JoinKind}
  * job); the join itself runs when the result is evaluated, as often as it is evaluated, reusing
  * the broadcast, which Spark cleans up once the result is no longer referenced.
  */
+@Public
 object QuiverJoins {
 
   private val HashJoin = "Quiver's broadcast hash join"
@@ -48,7 +52,14 @@ object QuiverJoins {
       probeKeys: java.util.List[String],
       buildKeys: java.util.List[String],
       joinType: String
-  ): DataFrame = broadcastHashJoin(probe, build, toSeq(probeKeys), toSeq(buildKeys), joinType)
+  ): DataFrame =
+    broadcastHashJoin(
+      probe,
+      build,
+      JavaLists.toSeq(probeKeys),
+      JavaLists.toSeq(buildKeys),
+      joinType
+    )
 
   /**
    * [[broadcastHashJoin]] against a build side already broadcast (by [[ArrowBroadcast.of]] or
@@ -103,17 +114,32 @@ object QuiverJoins {
   ): DataFrame =
     BroadcastJoins.nestedLoopJoin(probe, build, condition, nestedLoopJoinKind(joinType))
 
-  private def hashJoinKind(joinType: String): JoinKind =
+  /**
+   * [[broadcastHashJoin]] against a build side already broadcast, for callers in Java.
+   */
+  def broadcastHashJoin(
+      probe: DataFrame,
+      build: ArrowBroadcast,
+      probeKeys: java.util.List[String],
+      buildKeys: java.util.List[String],
+      joinType: String
+  ): DataFrame =
+    broadcastHashJoin(
+      probe,
+      build,
+      JavaLists.toSeq(probeKeys),
+      JavaLists.toSeq(buildKeys),
+      joinType
+    )
+
+  private def hashJoinKind(joinType: String): JoinKind = {
+    QuiverConf.register()
     JoinKind.parse(joinType, HashJoin, JoinKind.HashJoinKinds)
-
-  private def nestedLoopJoinKind(joinType: String): JoinKind =
-    JoinKind.parse(joinType, NestedLoopJoin, JoinKind.NestedLoopJoinKinds)
-
-  // scala.collection.JavaConverters is deprecated in 2.13 and its replacement is missing in 2.12.
-  private def toSeq(list: java.util.List[String]): Seq[String] = {
-    val seq = Seq.newBuilder[String]
-    val it = list.iterator()
-    while (it.hasNext) seq += it.next()
-    seq.result()
   }
+
+  private def nestedLoopJoinKind(joinType: String): JoinKind = {
+    QuiverConf.register()
+    JoinKind.parse(joinType, NestedLoopJoin, JoinKind.NestedLoopJoinKinds)
+  }
+
 }

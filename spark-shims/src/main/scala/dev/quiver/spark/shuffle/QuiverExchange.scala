@@ -1,5 +1,6 @@
 package dev.quiver.spark.shuffle
 
+import dev.quiver.annotation.Public
 import dev.quiver.shuffle.BlockCodec
 import org.apache.spark.ShuffleDependency
 import org.apache.spark.rdd.RDD
@@ -14,6 +15,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * dependency is submitted with `SparkContext.submitMapStage`); both reduce-side RDDs read the same
  * shuffle output.
  */
+@Public
 trait QuiverExchange {
 
   /** The schema of the rows exchanged. */

@@ -1,6 +1,8 @@
 package dev.quiver.spark.shuffle
 
+import dev.quiver.annotation.Public
 import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.quiver.QuiverConf
 import org.apache.spark.sql.quiver.shuffle.{ShuffleExchange, ShuffleSettings}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.ColumnarBatch
@@ -14,6 +16,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * exchange.rawBlocks.mapPartitions(...)  // native consumers: compressed block bodies
  * }}}
  */
+@Public
 object QuiverShuffle {
 
   /**
@@ -32,11 +35,13 @@ object QuiverShuffle {
       batches: RDD[ColumnarBatch],
       schema: StructType,
       partitioning: ShufflePartitioning
-  ): QuiverExchange =
+  ): QuiverExchange = {
+    QuiverConf.register()
     new ShuffleExchange(
       batches,
       schema,
       partitioning,
       ShuffleSettings.fromSession(batches.sparkContext)
     )
+  }
 }

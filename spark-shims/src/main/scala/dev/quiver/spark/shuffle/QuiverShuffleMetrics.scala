@@ -1,5 +1,6 @@
 package dev.quiver.spark.shuffle
 
+import dev.quiver.annotation.Public
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
@@ -17,6 +18,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * @param rowsRead rows decoded (decoding path only)
  * @param batchesOut batches handed to the consumer after coalescing (decoding path only)
  */
+@Public
 final class QuiverShuffleMetrics private (
     val blocksRead: SQLMetric,
     val blockBytesRead: SQLMetric,

@@ -2,6 +2,7 @@ package dev.quiver.spark.shuffle
 
 import java.nio.ByteBuffer
 
+import dev.quiver.annotation.Public
 import dev.quiver.shuffle.BlockCodec
 
 /**
@@ -15,6 +16,7 @@ import dev.quiver.shuffle.BlockCodec
  *
  * @param blockIndex the block's position in its map output's stream: 0 for the first
  */
+@Public
 final class RawShuffleBlock(
     val codec: BlockCodec,
     val fieldCount: Int,

@@ -1,6 +1,9 @@
 package dev.quiver.spark.shuffle
 
+import dev.quiver.annotation.Public
+
 /** How a [[QuiverExchange]] assigns rows to its reduce partitions. */
+@Public
 sealed trait ShufflePartitioning extends Serializable {
 
   def numPartitions: Int
@@ -32,6 +35,8 @@ object ShufflePartitioning {
     override val numPartitions: Int = 1
   }
 
+  /** [[Hash]] partitioning by one or more key columns (callable from Java as varargs). */
+  @scala.annotation.varargs
   def hash(numPartitions: Int, key: String, moreKeys: String*): Hash =
     Hash(key +: moreKeys.toList, numPartitions)
 }

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types._
  * Spark's `ArrowWriter` and `ArrowColumnVector` accept the vectors). Written here because the
  * signature of Spark's converter differs between 3.4 and 3.5.
  */
-object ArrowSchemas {
+private[quiver] object ArrowSchemas {
 
   def toArrow(schema: StructType, timeZoneId: String): Schema =
     new Schema(

@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.StructType
  * Encodes Spark rows as one compressed Arrow IPC stream, in batches of at most `maxBatchRows`
  * rows. Written once for every release: Spark's `ArrowWriter.create(root)` is stable.
  */
-object ArrowStreamEncoder {
+private[quiver] object ArrowStreamEncoder {
 
   /** The stream, or `None` when `rows` is empty (an empty partition gives no stream). */
   def encode(

@@ -1,7 +1,7 @@
 package org.apache.spark.sql.quiver
 
+import dev.quiver.annotation.Internal
 import dev.quiver.ipc.Coalescer
-import dev.quiver.spark.QuiverRuntime
 import dev.quiver.spark.broadcast.ArrowBroadcast
 import org.apache.spark.{SparkContext, SparkEnv}
 import org.apache.spark.sql.DataFrame
@@ -15,6 +15,7 @@ import org.apache.spark.sql.types.StructType
  * Arrow IPC stream (encoded on the executors), the driver coalesces them into one stream, checks
  * Spark's broadcast limits, and broadcasts the result.
  */
+@Internal
 object BroadcastBuilder {
 
   /**

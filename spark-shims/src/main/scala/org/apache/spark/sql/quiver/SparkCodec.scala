@@ -16,7 +16,7 @@ import org.apache.spark.io.{CompressionCodec, LZ4CompressionCodec, SnappyCompres
  * Spark's codec. zstd, and any other codec, reads and writes with Spark's (zstd-jni's decoder
  * bounds its reads; see `BlockCodec`).
  */
-class SparkCodec(codec: CompressionCodec) extends StreamCodec {
+private[quiver] class SparkCodec(codec: CompressionCodec) extends StreamCodec {
 
   private val quiverReader: Option[SparkStreamCodec] = SparkCodec.quiverReaderFor(codec)
 
@@ -30,7 +30,7 @@ class SparkCodec(codec: CompressionCodec) extends StreamCodec {
   override def toString: String = codec.getClass.getSimpleName
 }
 
-object SparkCodec {
+private[quiver] object SparkCodec {
 
   /**
    * Quiver's reader of Spark `codec`'s streams, if Quiver has one: lz4 and snappy. The exact class

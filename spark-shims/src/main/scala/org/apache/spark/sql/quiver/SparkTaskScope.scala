@@ -8,7 +8,7 @@ import org.apache.spark.util.TaskCompletionListener
  * A [[TaskScope]] over Spark's `TaskContext`. In a package under `org.apache.spark` because
  * `killTaskIfInterrupted` is Spark-private.
  */
-class SparkTaskScope(val context: TaskContext) extends TaskScope {
+private[quiver] class SparkTaskScope(val context: TaskContext) extends TaskScope {
 
   override def attemptId(): Long = context.taskAttemptId()
 

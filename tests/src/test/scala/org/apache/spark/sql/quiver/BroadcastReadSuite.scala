@@ -2,7 +2,6 @@ package org.apache.spark.sql.quiver
 
 import java.util.concurrent.{CountDownLatch, TimeUnit}
 
-import dev.quiver.spark.QuiverRuntime
 import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD}
 import org.apache.spark.sql.{DataFrame, Row}
 import org.scalatest.BeforeAndAfterEach

@@ -1,5 +1,6 @@
 package org.apache.spark.sql.quiver
 
+import dev.quiver.spark.QuiverSettings
 import org.apache.spark.sql.SparkSession
 import org.scalatest.Suite
 
@@ -34,17 +35,16 @@ object QuiverSparkSession {
     current = null
   }
 
-  private def start(): SparkSession = {
-    QuiverConf.entries // registers Quiver's settings before the first `SET -v`
+  private def start(): SparkSession =
     SparkSession
       .builder()
       .master("local[8]")
       .appName("quiver-tests")
+      .config("spark.plugins", QuiverSettings.Plugin) // registers Quiver's settings
       .config("spark.ui.enabled", "false")
       .config("spark.sql.shuffle.partitions", "4")
       .config("spark.sql.adaptive.enabled", "false")
       .config("spark.driver.host", "127.0.0.1")
       .config("spark.sql.session.timeZone", "UTC")
       .getOrCreate()
-  }
 }

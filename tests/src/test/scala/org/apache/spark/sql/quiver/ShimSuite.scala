@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicReference
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 
-import dev.quiver.spark.SparkShims
+import org.apache.spark.sql.quiver.shim.SparkShims
 import org.apache.spark.{SPARK_VERSION, TaskContext, TaskKilledException}
 import org.scalatest.funsuite.AnyFunSuite
 

@@ -2,7 +2,6 @@ package org.apache.spark.sql.quiver.shim
 
 import java.io.Closeable
 
-import dev.quiver.spark.SparkShim
 import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -13,7 +12,7 @@ import org.apache.spark.sql.types.StructType
  * Spark 3.4 and 3.5: no uninterruptible resource creation, so opening is a plain call. In a
  * package under `org.apache.spark` because `internalCreateDataFrame` is Spark-private.
  */
-class Spark3Shim extends SparkShim {
+private[quiver] class Spark3Shim extends SparkShim {
 
   override val sparkLines: Seq[String] = Seq("3.4", "3.5")
 

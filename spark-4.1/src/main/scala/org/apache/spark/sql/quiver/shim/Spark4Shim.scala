@@ -2,7 +2,6 @@ package org.apache.spark.sql.quiver.shim
 
 import java.io.Closeable
 
-import dev.quiver.spark.SparkShim
 import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{classic, DataFrame, SparkSession}
@@ -13,7 +12,7 @@ import org.apache.spark.sql.types.StructType
  * Spark 4.0 and 4.1. In a package under `org.apache.spark` because
  * `TaskContext.createResourceUninterruptibly` and `internalCreateDataFrame` are Spark-private.
  */
-class Spark4Shim extends SparkShim {
+private[quiver] class Spark4Shim extends SparkShim {
 
   override val sparkLines: Seq[String] = Seq("4.0", "4.1")
 

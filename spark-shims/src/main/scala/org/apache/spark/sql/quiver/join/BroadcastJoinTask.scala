@@ -1,6 +1,6 @@
 package org.apache.spark.sql.quiver.join
 
-import dev.quiver.spark.broadcast.ArrowBroadcastRDD
+import org.apache.spark.sql.quiver.broadcast.ColumnarBatches
 import org.apache.spark.TaskContext
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
@@ -12,7 +12,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * Quiver's broadcast read path (sharing the decoded copy with the executor's other tasks unless
  * `shareDecoded` is false), index it, and stream the probe rows past it.
  */
-final class BroadcastJoinTask(
+final private[quiver] class BroadcastJoinTask(
     spec: JoinSpec,
     broadcast: Broadcast[Array[Array[Byte]]],
     shareDecoded: Boolean
@@ -36,7 +36,7 @@ final class BroadcastJoinTask(
 
   /** Every build batch, kept open until the task ends (the reader closes them then). */
   private def readBuildSide(): IndexedSeq[ColumnarBatch] = {
-    val batches = ArrowBroadcastRDD.read(broadcast, TaskContext.get(), shareDecoded).keepAll()
+    val batches = ColumnarBatches.read(broadcast, TaskContext.get(), shareDecoded).keepAll()
     batches.find(_.numCols() != spec.buildWidth).foreach { batch =>
       throw new IllegalStateException(
         s"broadcast ${broadcast.id} has batches of ${batch.numCols()} columns; " +

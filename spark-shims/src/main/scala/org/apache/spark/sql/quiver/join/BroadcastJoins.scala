@@ -1,8 +1,9 @@
 package org.apache.spark.sql.quiver.join
 
+import dev.quiver.annotation.Internal
 import java.util.Collections
 
-import dev.quiver.spark.SparkShims
+import org.apache.spark.sql.quiver.shim.SparkShims
 import dev.quiver.spark.broadcast.ArrowBroadcast
 import org.apache.spark.sql.{Column, DataFrame, Row}
 import org.apache.spark.sql.internal.SQLConf
@@ -13,6 +14,7 @@ import org.apache.spark.sql.quiver.QuiverConf
  * `org.apache.spark.sql` for the query execution of the probe side. Each join is planned (and so
  * checked) before its build side is broadcast.
  */
+@Internal
 object BroadcastJoins {
 
   def hashJoin(

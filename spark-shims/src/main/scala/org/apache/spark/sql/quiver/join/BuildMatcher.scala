@@ -13,7 +13,7 @@ import org.apache.spark.sql.catalyst.expressions.{
  * Finds the build rows a probe row joins with: `start(probe)`, then `nextMatch()` until it returns
  * null. A returned row is a [[BuildRows]] view, valid until the next call. One per task.
  */
-sealed trait BuildMatcher {
+sealed private[quiver] trait BuildMatcher {
 
   def start(probe: InternalRow): Unit
 
@@ -27,8 +27,11 @@ sealed trait BuildMatcher {
 }
 
 /** Matches by key through a [[BuildSideTable]]. */
-final class HashMatcher(table: BuildSideTable, rows: BuildRows, probeKeys: Seq[Expression])
-    extends BuildMatcher {
+final private[quiver] class HashMatcher(
+    table: BuildSideTable,
+    rows: BuildRows,
+    probeKeys: Seq[Expression]
+) extends BuildMatcher {
 
   private val keyOf = UnsafeProjection.create(probeKeys)
   private var entry = BuildSideTable.NoMatch
@@ -52,7 +55,7 @@ final class HashMatcher(table: BuildSideTable, rows: BuildRows, probeKeys: Seq[E
  * by the build columns it uses, copied out of every build row once, when the matcher is made (see
  * [[JoinSpec]]).
  */
-final class NestedLoopMatcher(rows: BuildRows, spec: JoinSpec, partitionIndex: Int)
+final private[quiver] class NestedLoopMatcher(rows: BuildRows, spec: JoinSpec, partitionIndex: Int)
     extends BuildMatcher {
 
   private val predicate = Predicate.create(spec.condition.get)

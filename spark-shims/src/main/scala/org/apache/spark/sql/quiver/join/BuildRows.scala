@@ -11,7 +11,7 @@ import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnarBatchRow, ColumnV
  * A row is found by its position: its batch and its index in the batch, packed in a `Long` (see
  * [[BuildRows.position]]). Positions depend only on the broadcast, not on whose views read it.
  */
-final class BuildRows(batches: IndexedSeq[ColumnarBatch]) {
+final private[quiver] class BuildRows(batches: IndexedSeq[ColumnarBatch]) {
 
   private val views: Array[ColumnarBatchRow] = batches.map { batch =>
     new ColumnarBatchRow(Array.tabulate[ColumnVector](batch.numCols())(batch.column))
@@ -31,7 +31,7 @@ final class BuildRows(batches: IndexedSeq[ColumnarBatch]) {
     row(BuildRows.batchOf(position), BuildRows.rowIdOf(position))
 }
 
-object BuildRows {
+private[quiver] object BuildRows {
 
   def position(batch: Int, rowId: Int): Long = (batch.toLong << 32) | (rowId.toLong & 0xffffffffL)
 

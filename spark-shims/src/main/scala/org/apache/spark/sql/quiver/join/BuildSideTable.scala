@@ -24,7 +24,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  *
  * Probing: `var e = firstMatch(key); while (e != NoMatch) { use(position(e)); e = nextMatch(e) }`.
  */
-final class BuildSideTable private (
+final private[quiver] class BuildSideTable private (
     index: java.util.HashMap[UnsafeRow, Integer],
     positions: Array[Long],
     nextWithSameKey: Array[Int],
@@ -51,7 +51,7 @@ final class BuildSideTable private (
   def position(entry: Int): Long = positions(entry)
 }
 
-object BuildSideTable {
+private[quiver] object BuildSideTable {
 
   val NoMatch: Int = -1
 

@@ -1,5 +1,6 @@
 package org.apache.spark.sql.quiver.join
 
+import dev.quiver.annotation.Internal
 import org.apache.spark.sql.catalyst.plans.{
   Cross => SparkCross,
   Inner => SparkInner,
@@ -16,6 +17,7 @@ import org.apache.spark.sql.catalyst.plans.{
  *
  * @param sparkName the join type Spark is asked to analyze the join as
  */
+@Internal
 sealed abstract class JoinKind(val sparkName: String) extends Serializable {
 
   /** True when the build side is the left input, so output rows are build columns first. */
@@ -25,6 +27,7 @@ sealed abstract class JoinKind(val sparkName: String) extends Serializable {
   def keepsUnmatchedProbeRows: Boolean = false
 }
 
+@Internal
 object JoinKind {
 
   /** Each probe row joined with each matching build row. */

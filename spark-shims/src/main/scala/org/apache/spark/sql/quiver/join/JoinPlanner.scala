@@ -20,7 +20,7 @@ import org.apache.spark.sql.types.StringType
  * resolution, type coercion of keys and conditions, and the output schema (outer sides nullable)
  * are exactly Spark's.
  */
-object JoinPlanner {
+private[quiver] object JoinPlanner {
 
   /** An equi-join on `probeKeys(i) = buildKeys(i)`, keys named as `Dataset.col` takes them. */
   def hashJoin(

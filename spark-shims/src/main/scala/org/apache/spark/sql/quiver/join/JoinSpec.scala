@@ -20,7 +20,7 @@ import org.apache.spark.sql.types.StructType
  * @param buildWidth columns of a build row
  * @param output the join's output, as Spark's join of the same inputs gives it
  */
-final case class JoinSpec(
+final private[quiver] case class JoinSpec(
     kind: JoinKind,
     probeKeys: Seq[Expression],
     buildColumns: Seq[Expression],

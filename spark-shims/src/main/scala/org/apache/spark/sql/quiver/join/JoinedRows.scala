@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, JoinedRow,
  * Output rows are `UnsafeRow`s copied out of the inputs, reused from one row to the next as Spark's
  * own operators do.
  */
-final class JoinedRows(
+final private[quiver] class JoinedRows(
     probe: Iterator[InternalRow],
     matcher: BuildMatcher,
     spec: JoinSpec

@@ -14,7 +14,7 @@ import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch}
  *
  * @param allocator holds the per-partition copies while they are encoded
  */
-final class BatchSplitter(
+final private[quiver] class BatchSplitter(
     partitioner: RowPartitioner,
     numPartitions: Int,
     codec: BlockCodec,

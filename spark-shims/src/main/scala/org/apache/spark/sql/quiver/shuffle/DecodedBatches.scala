@@ -3,7 +3,8 @@ package org.apache.spark.sql.quiver.shuffle
 import dev.quiver.shuffle.ShuffleBlockDecoder
 import org.apache.arrow.vector.VectorSchemaRoot
 import org.apache.arrow.vector.util.VectorSchemaRootAppender
-import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
+import org.apache.spark.sql.quiver.SparkBatches.toColumnarBatch
+import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
  * The decoding path of one reduce task: decodes the blocks of every map output in turn and hands
@@ -14,9 +15,11 @@ import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, Column
  * its coalesced ones, and whatever is open when the task completes is closed by its completion
  * listeners.
  */
-final class DecodedBatches(task: ReduceTask, batchSize: Int) extends Iterator[ColumnarBatch] {
+final private[quiver] class DecodedBatches(task: ReduceTask, batchSize: Int)
+    extends Iterator[ColumnarBatch] {
 
-  private var decoder: ShuffleBlockDecoder = _
+  private val decoders =
+    new MapOutputs[ShuffleBlockDecoder](task, task.openDecoder, _.next())
 
   /** The decoder's current batch has been decoded but not yet handed on or appended. */
   private var pending = false
@@ -56,7 +59,7 @@ final class DecodedBatches(task: ReduceTask, batchSize: Int) extends Iterator[Co
         ended = true
         if (coalesced != null) result = handOnCoalesced()
       } else {
-        val root = decoder.root()
+        val root = decoders.current.root()
         val rows = root.getRowCount
         if (rows == 0) {
           pending = false
@@ -75,25 +78,13 @@ final class DecodedBatches(task: ReduceTask, batchSize: Int) extends Iterator[Co
 
   /** Decodes the next block of the current map output, or of the next ones; false at the end. */
   private def decodeNext(): Boolean = {
-    var decoded = false
-    while (!decoded && (decoder != null || task.hasNextStream)) {
-      if (decoder == null) decoder = task.openDecoder(task.nextStream())
-      val start = System.nanoTime()
-      val more = decoder.next()
-      task.metrics.readTime.add(System.nanoTime() - start)
-      if (more) {
-        decoded = true
-        pending = true
-        val rows = decoder.root().getRowCount
-        task.metrics.blocksRead.add(1)
-        task.metrics.rowsRead.add(rows.toLong)
-        task.countRecords(rows.toLong)
-      } else {
-        decoder.close()
-        decoder = null
-      }
+    pending = decoders.next()
+    if (pending) {
+      val rows = decoders.current.root().getRowCount.toLong
+      task.metrics.rowsRead.add(rows)
+      task.countRecords(rows)
     }
-    decoded
+    pending
   }
 
   private def append(root: VectorSchemaRoot): Unit = {
@@ -123,15 +114,5 @@ final class DecodedBatches(task: ReduceTask, batchSize: Int) extends Iterator[Co
       coalesced.close()
       coalesced = null
     }
-  }
-
-  private def toColumnarBatch(root: VectorSchemaRoot): ColumnarBatch = {
-    val columns = new Array[ColumnVector](root.getFieldVectors.size())
-    var i = 0
-    while (i < columns.length) {
-      columns(i) = new ArrowColumnVector(root.getVector(i))
-      i += 1
-    }
-    new ColumnarBatch(columns, root.getRowCount)
   }
 }

@@ -7,7 +7,7 @@ import java.io.{ByteArrayOutputStream, OutputStream}
  * the records the exchange hands Spark's shuffle writer, which passes it to
  * [[ShuffleBlockSerializer]]. Self-contained bytes, so any shuffle writer may buffer it.
  */
-final class EncodedBlock(bytes: ByteArrayOutputStream) {
+final private[quiver] class EncodedBlock(bytes: ByteArrayOutputStream) {
 
   /** The block's bytes, length field included. */
   def length: Int = bytes.size()

@@ -3,7 +3,7 @@ package org.apache.spark.sql.quiver.shuffle
 import org.apache.spark.Partitioner
 
 /** The map side keys each block by its reduce partition already: the key is the partition. */
-class PartitionIds(override val numPartitions: Int) extends Partitioner {
+private[quiver] class PartitionIds(override val numPartitions: Int) extends Partitioner {
 
   override def getPartition(key: Any): Int = key.asInstanceOf[Int]
 

@@ -8,30 +8,24 @@ import dev.quiver.spark.shuffle.RawShuffleBlock
  * compressed. A block's body is valid until `hasNext` is called again. Spark's records-read
  * metric counts blocks. Every block must declare `fieldCount` fields, the exchange schema's.
  */
-final class RawBlocks(task: ReduceTask, fieldCount: Int) extends Iterator[RawShuffleBlock] {
+final private[quiver] class RawBlocks(task: ReduceTask, fieldCount: Int)
+    extends Iterator[RawShuffleBlock] {
 
-  private var blocks: RawBlockIterator = _
+  private val iterators =
+    new MapOutputs[RawBlockIterator](task, task.openRawBlocks(_, fieldCount), _.next())
+
   private var ready: RawShuffleBlock = _
 
   override def hasNext: Boolean = {
-    while (ready == null && (blocks != null || task.hasNextStream)) {
-      if (blocks == null) blocks = task.openRawBlocks(task.nextStream(), fieldCount)
-      val start = System.nanoTime()
-      val more = blocks.next()
-      task.metrics.readTime.add(System.nanoTime() - start)
-      if (more) {
-        ready = new RawShuffleBlock(
-          blocks.codec(),
-          blocks.fieldCount(),
-          blocks.body(),
-          blocks.blockIndex()
-        )
-        task.metrics.blocksRead.add(1)
-        task.countRecords(1)
-      } else {
-        blocks.close()
-        blocks = null
-      }
+    if (ready == null && iterators.next()) {
+      val blocks = iterators.current
+      ready = new RawShuffleBlock(
+        blocks.codec(),
+        blocks.fieldCount(),
+        blocks.body(),
+        blocks.blockIndex()
+      )
+      task.countRecords(1)
     }
     ready != null
   }

@@ -3,7 +3,8 @@ package org.apache.spark.sql.quiver.shuffle
 import java.io.{FilterInputStream, InputStream, IOException}
 
 import dev.quiver.shuffle.{RawBlockIterator, ShuffleBlockDecoder}
-import dev.quiver.spark.{QuiverRuntime, SparkShims}
+import org.apache.spark.sql.quiver.QuiverRuntime
+import org.apache.spark.sql.quiver.shim.SparkShims
 import dev.quiver.spark.shuffle.QuiverShuffleMetrics
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.spark.{ShuffleDependency, TaskContext}
@@ -18,7 +19,7 @@ import org.apache.spark.sql.quiver.SparkTaskScope
  * registered before those of the readers that allocate from it: Spark runs completion listeners
  * last-registered first, so the allocator closes after everything it handed out.
  */
-final class ReduceTask(
+final private[quiver] class ReduceTask(
     dependency: ShuffleDependency[_, _, _],
     val reduceId: Int,
     val context: TaskContext,

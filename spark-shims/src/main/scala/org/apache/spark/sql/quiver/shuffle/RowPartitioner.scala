@@ -9,13 +9,13 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /** Assigns each row of a batch its reduce partition. One per map task: it may keep state. */
-trait RowPartitioner {
+private[quiver] trait RowPartitioner {
 
   /** Writes the partition of row `i` of `batch` to `partitions(i)`, for every row. */
   def assign(batch: ColumnarBatch, partitions: Array[Int]): Unit
 }
 
-object RowPartitioner {
+private[quiver] object RowPartitioner {
 
   /** The partitioner of `partitioning` for the map task of input partition `mapIndex`. */
   def apply(partitioning: ShufflePartitioning, schema: StructType, mapIndex: Int): RowPartitioner =

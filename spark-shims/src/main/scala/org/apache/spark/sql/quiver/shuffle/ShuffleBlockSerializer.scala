@@ -18,14 +18,10 @@ import org.apache.spark.serializer.{
  * writer has already used it to place the record. Reduce side: the deserialize stream hands the
  * stream Spark fetched for one map output, whole, as a single [[FetchedStream]] record, and the
  * exchange's reader runs Quiver's block decoder or raw-block iterator over it.
- *
- * @param wrapper applied to every stream Spark hands the reduce side (tests count reads with it)
  */
-class ShuffleBlockSerializer(wrapper: StreamWrapper) extends Serializer with Serializable {
+private[quiver] class ShuffleBlockSerializer extends Serializer with Serializable {
 
-  def this() = this(StreamWrapper.None)
-
-  override def newInstance(): SerializerInstance = new ShuffleBlockSerializerInstance(wrapper)
+  override def newInstance(): SerializerInstance = new ShuffleBlockSerializerInstance
 
   /**
    * Each record is one self-contained block, so records may be reordered and concatenated. This
@@ -35,26 +31,13 @@ class ShuffleBlockSerializer(wrapper: StreamWrapper) extends Serializer with Ser
   override private[spark] def supportsRelocationOfSerializedObjects: Boolean = true
 }
 
-/** Wraps the streams the reduce side reads; a hook for tests. */
-trait StreamWrapper extends Serializable {
-  def wrap(in: InputStream): InputStream
-}
-
-object StreamWrapper {
-
-  /** The stream as Spark hands it. */
-  object None extends StreamWrapper {
-    override def wrap(in: InputStream): InputStream = in
-  }
-}
-
 /**
  * The blocks Spark fetched from one map output for a reduce task, as one stream; whoever reads it
  * closes it.
  */
-final class FetchedStream(val in: InputStream)
+final private[quiver] class FetchedStream(val in: InputStream)
 
-private class ShuffleBlockSerializerInstance(wrapper: StreamWrapper) extends SerializerInstance {
+private class ShuffleBlockSerializerInstance extends SerializerInstance {
 
   override def serialize[T: ClassTag](t: T): ByteBuffer = unsupported()
 
@@ -67,7 +50,7 @@ private class ShuffleBlockSerializerInstance(wrapper: StreamWrapper) extends Ser
     new BlockSerializationStream(s)
 
   override def deserializeStream(s: InputStream): DeserializationStream =
-    new FetchedStreamDeserialization(new FetchedStream(wrapper.wrap(s)))
+    new FetchedStreamDeserialization(new FetchedStream(s))
 
   private def unsupported(): Nothing =
     throw new UnsupportedOperationException(

@@ -1,7 +1,9 @@
 package org.apache.spark.sql.quiver.shuffle
 
+import dev.quiver.annotation.Internal
 import dev.quiver.shuffle.BlockCodec
-import dev.quiver.spark.{QuiverRuntime, SparkShims}
+import org.apache.spark.sql.quiver.QuiverRuntime
+import org.apache.spark.sql.quiver.shim.SparkShims
 import dev.quiver.spark.shuffle.{
   QuiverExchange,
   QuiverShuffleMetrics,
@@ -17,23 +19,14 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * A [[QuiverExchange]]: the map side as a `ShuffleDependency` on Spark's shuffle, keyed by reduce
  * partition, whose records are [[EncodedBlock]]s written by [[ShuffleBlockSerializer]]; the reduce
  * side as two RDDs over that dependency.
- *
- * @param wrapper applied to every stream the reduce side reads (tests)
  */
+@Internal
 class ShuffleExchange(
     input: RDD[ColumnarBatch],
     override val schema: StructType,
     override val partitioning: ShufflePartitioning,
-    settings: ShuffleSettings,
-    wrapper: StreamWrapper
+    settings: ShuffleSettings
 ) extends QuiverExchange {
-
-  def this(
-      input: RDD[ColumnarBatch],
-      schema: StructType,
-      partitioning: ShufflePartitioning,
-      settings: ShuffleSettings
-  ) = this(input, schema, partitioning, settings, StreamWrapper.None)
 
   partitioning match {
     case hash: ShufflePartitioning.Hash => RowPartitioner.partitionIdExpression(hash, schema)
@@ -46,7 +39,7 @@ class ShuffleExchange(
     new ShuffleDependency[Int, EncodedBlock, EncodedBlock](
       ShuffleExchange.encodeBlocks(input, schema, partitioning, settings),
       new PartitionIds(partitioning.numPartitions),
-      new ShuffleBlockSerializer(wrapper)
+      new ShuffleBlockSerializer
     )
 
   override val metrics: QuiverShuffleMetrics = QuiverShuffleMetrics(input.sparkContext)
@@ -58,6 +51,7 @@ class ShuffleExchange(
     new RawBlocksRDD(dependency, settings, metrics, schema.length)
 }
 
+@Internal
 object ShuffleExchange {
 
   /** The map side's records: each input batch split into one block per reduce partition. */

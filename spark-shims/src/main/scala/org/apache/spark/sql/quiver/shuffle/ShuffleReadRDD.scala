@@ -19,7 +19,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * by `read` over a [[ReduceTask]]. Wrapped in Spark's `InterruptibleIterator`, so a killed task
  * stops at the next batch or block (the read in progress finishes first).
  */
-abstract class ShuffleReadRDD[T: ClassTag](
+abstract private[quiver] class ShuffleReadRDD[T: ClassTag](
     dependency: ShuffleDependency[_, _, _],
     settings: ShuffleSettings,
     metrics: QuiverShuffleMetrics
@@ -43,13 +43,13 @@ abstract class ShuffleReadRDD[T: ClassTag](
   }
 }
 
-object ShuffleReadRDD {
+private[quiver] object ShuffleReadRDD {
 
   final case class ReducePartition(index: Int) extends Partition
 }
 
 /** The decoding path: `ColumnarBatch`es, small ones coalesced. */
-class DecodedBatchesRDD(
+private[quiver] class DecodedBatchesRDD(
     dependency: ShuffleDependency[_, _, _],
     settings: ShuffleSettings,
     metrics: QuiverShuffleMetrics
@@ -65,7 +65,7 @@ class DecodedBatchesRDD(
  * @param fieldCount the exchange schema's number of top-level fields: a block that declares
  *   another is corrupt
  */
-class RawBlocksRDD(
+private[quiver] class RawBlocksRDD(
     dependency: ShuffleDependency[_, _, _],
     settings: ShuffleSettings,
     metrics: QuiverShuffleMetrics,

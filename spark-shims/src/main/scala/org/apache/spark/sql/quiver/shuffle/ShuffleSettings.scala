@@ -1,5 +1,6 @@
 package org.apache.spark.sql.quiver.shuffle
 
+import dev.quiver.annotation.Internal
 import dev.quiver.shuffle.BlockCodec
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.internal.config
@@ -14,6 +15,7 @@ import org.apache.spark.sql.quiver.QuiverConf
  * @param batchSize the row count reduce-side coalescing aims at
  * @param maxBlockBytes the largest block written or read (bytes after the length field)
  */
+@Internal
 final case class ShuffleSettings(
     codecName: String,
     zstdLevel: Int,
@@ -33,6 +35,7 @@ final case class ShuffleSettings(
   }
 }
 
+@Internal
 object ShuffleSettings {
 
   /** The current session's settings, with the block codec chosen by [[blockCodecName]]. */

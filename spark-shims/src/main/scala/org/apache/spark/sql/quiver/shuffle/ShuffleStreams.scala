@@ -1,9 +1,10 @@
 package org.apache.spark.sql.quiver.shuffle
 
 import java.io.InputStream
+import java.nio.file.Files
 
 import dev.quiver.ipc.SparkStreamCodec
-import dev.quiver.shuffle.ExactLengthInputStream
+import dev.quiver.shuffle.{ExactLengthInputStream, ShuffleIndex}
 import org.apache.spark.sql.quiver.SparkCodec
 import org.apache.spark.{ShuffleDependency, SparkConf, SparkEnv, TaskContext}
 import org.apache.spark.internal.config
@@ -36,7 +37,7 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockChunkId, S
  * shuffle manager (a remote shuffle service) that manager's own reader is used, and neither
  * applies.
  */
-object ShuffleStreams {
+private[quiver] object ShuffleStreams {
 
   /** What `shuffleManager.getReader(handle, reduceId, reduceId + 1, ...).read()` gives. */
   def read(
@@ -69,8 +70,12 @@ object ShuffleStreams {
                reduceId,
                reduceId + 1
              )).toList
-        val lengths =
-          new SegmentLengths(located, env.blockManager.blockManagerId, sort.shuffleBlockResolver)
+        val lengths = new SegmentLengths(
+          located,
+          env.blockManager.blockManagerId,
+          sort.shuffleBlockResolver,
+          dependency.partitioner.numPartitions
+        )
         val serializers = new QuiverSerializerManager(env.serializerManager, env.conf, lengths)
         new BlockStoreShuffleReader[Any, Any](
           dependency.shuffleHandle.asInstanceOf[BaseShuffleHandle[Any, _, Any]],
@@ -96,8 +101,9 @@ object ShuffleStreams {
  * Covered: segments of map outputs this executor wrote (Spark reads them from the local data file,
  * through a stream that simply ends where the file ends, so a data file shorter than its index
  * reads as fewer bytes with no error). Their length is what Spark itself takes the segment's
- * bounds from: the index file, through the block resolver's `getBlockData` (one more small read
- * of the index file per segment).
+ * bounds from: the index file the block resolver finds for the map output, read by
+ * [[ShuffleIndex]] (one more small read of the index file per segment), which also fails the
+ * fetch, naming the file, when the segment cannot be valid or ends past the data file's end.
  *
  * Not covered, and why:
  *   - remote segments: the stream Spark hands over is made from the fetched buffer, so its length
@@ -117,7 +123,8 @@ object ShuffleStreams {
 final private[shuffle] class SegmentLengths(
     located: Seq[(BlockManagerId, scala.collection.Seq[(BlockId, Long, Int)])],
     local: BlockManagerId,
-    resolver: IndexShuffleBlockResolver
+    resolver: IndexShuffleBlockResolver,
+    partitions: Int
 ) {
 
   private val localBlocks: Set[BlockId] =
@@ -130,7 +137,9 @@ final private[shuffle] class SegmentLengths(
   def apply(id: ShuffleBlockId): Option[(Long, String)] =
     if (!localBlocks.contains(id)) None
     else {
-      val length = resolver.getBlockData(id).size()
+      val index = resolver.getIndexFile(id.shuffleId, id.mapId).toPath
+      val dataSize = Files.size(resolver.getDataFile(id.shuffleId, id.mapId).toPath)
+      val length = ShuffleIndex.segmentLength(index, partitions, id.reduceId, dataSize)
       val what = s"shuffle ${id.shuffleId} map ${id.mapId} reduce partition ${id.reduceId} " +
         s"(block ${id.name}, local: its length is the index file's)"
       Some((length, what))

@@ -3,7 +3,7 @@ package org.apache.spark.sql.quiver.comet
 import java.nio.file.Files
 import java.sql.Timestamp
 
-import dev.quiver.spark.QuiverRuntime
+import org.apache.spark.sql.quiver.QuiverRuntime
 import dev.quiver.spark.broadcast.ArrowBroadcastRDD
 import dev.quiver.testing.CometFiles
 import org.apache.spark.sql.quiver.{QuiverSparkSession, SparkRows}

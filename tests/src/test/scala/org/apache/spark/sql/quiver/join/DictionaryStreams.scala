@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets
 import java.util.Arrays
 
 import dev.quiver.ipc.ArrowIpc
-import dev.quiver.spark.QuiverRuntime
+import org.apache.spark.sql.quiver.QuiverRuntime
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{
   BigIntVector,

@@ -1,6 +1,6 @@
 package org.apache.spark.sql.quiver.join
 
-import dev.quiver.spark.QuiverRuntime
+import org.apache.spark.sql.quiver.QuiverRuntime
 import dev.quiver.spark.broadcast.ArrowBroadcast
 import dev.quiver.spark.join.QuiverJoins
 import org.apache.spark.SPARK_VERSION

@@ -1,14 +1,24 @@
 package org.apache.spark.sql.quiver.shuffle
 
-import java.io.{FilterInputStream, InputStream}
+import java.io.{FilterInputStream, InputStream, OutputStream}
+import java.nio.ByteBuffer
 import java.util.concurrent.atomic.AtomicLong
 
+import scala.reflect.ClassTag
+
+import dev.quiver.spark.shuffle.RawShuffleBlock
+import org.apache.spark.ShuffleDependency
+import org.apache.spark.rdd.RDD
+import org.apache.spark.serializer.{DeserializationStream, SerializationStream, SerializerInstance}
+import org.apache.spark.sql.vectorized.ColumnarBatch
+
 /**
- * Wraps every stream an exchange's reduce side reads and records, JVM-wide (tasks run in the test
- * JVM), how the readers use them: `available()` calls, the largest length asked for in one read,
- * the largest number of bytes one read returned.
+ * Records, JVM-wide (tasks run in the test JVM), how an exchange's readers use the streams Spark
+ * hands its reduce side: `available()` calls, the largest length asked for in one read, the
+ * largest number of bytes one read returned. [[CountingReads.reading]] reads an exchange through
+ * [[CountingSerializer]], which wraps those streams.
  */
-object CountingReads extends StreamWrapper {
+object CountingReads {
 
   val availableCalls = new AtomicLong()
   val largestRequested = new AtomicLong()
@@ -18,7 +28,27 @@ object CountingReads extends StreamWrapper {
   def reset(): Unit =
     Seq(availableCalls, largestRequested, largestReturned, reads).foreach(_.set(0))
 
-  override def wrap(in: InputStream): InputStream = new CountingStream(in)
+  def wrap(in: InputStream): InputStream = new CountingStream(in)
+
+  /**
+   * The reduce side of `exchange` (read with `settings`, as it was built with), over a second
+   * shuffle of the same map side whose serializer counts the reads: Spark's own fetch, Quiver's
+   * length checks and decompression, the real readers, with only the serializer wrapped.
+   */
+  def reading(
+      exchange: ShuffleExchange,
+      settings: ShuffleSettings
+  ): (RDD[ColumnarBatch], RDD[RawShuffleBlock]) = {
+    val counted = new ShuffleDependency[Int, EncodedBlock, EncodedBlock](
+      exchange.dependency.rdd,
+      exchange.dependency.partitioner,
+      new CountingSerializer
+    )
+    (
+      new DecodedBatchesRDD(counted, settings, exchange.metrics),
+      new RawBlocksRDD(counted, settings, exchange.metrics, exchange.schema.length)
+    )
+  }
 
   private class CountingStream(in: InputStream) extends FilterInputStream(in) {
 
@@ -42,6 +72,28 @@ object CountingReads extends StreamWrapper {
       reads.incrementAndGet()
       largestRequested.accumulateAndGet(requested.toLong, (a, b) => math.max(a, b))
       largestReturned.accumulateAndGet(returned.toLong, (a, b) => math.max(a, b))
+    }
+  }
+}
+
+/** Quiver's shuffle serializer, with every stream its reduce side reads counted. */
+final class CountingSerializer extends ShuffleBlockSerializer {
+
+  override def newInstance(): SerializerInstance = {
+    val quiver = super.newInstance()
+    new SerializerInstance {
+      override def serialize[T: ClassTag](t: T): ByteBuffer = quiver.serialize(t)
+
+      override def deserialize[T: ClassTag](bytes: ByteBuffer): T = quiver.deserialize(bytes)
+
+      override def deserialize[T: ClassTag](bytes: ByteBuffer, loader: ClassLoader): T =
+        quiver.deserialize(bytes, loader)
+
+      override def serializeStream(s: OutputStream): SerializationStream =
+        quiver.serializeStream(s)
+
+      override def deserializeStream(s: InputStream): DeserializationStream =
+        quiver.deserializeStream(CountingReads.wrap(s))
     }
   }
 }

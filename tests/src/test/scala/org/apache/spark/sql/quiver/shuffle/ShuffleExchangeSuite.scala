@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets
 import scala.collection.mutable
 
 import dev.quiver.shuffle.BlockCodec
+import dev.quiver.spark.ArrowBatches
 import dev.quiver.spark.shuffle.{QuiverExchange, QuiverShuffle, ShufflePartitioning}
 import org.apache.spark.SparkContext
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
@@ -108,18 +109,11 @@ class ShuffleExchangeSuite extends AnyFunSuite with ShuffleTestSupport {
     assert(sizes.sum == 3000)
   }
 
-  test("the example in docs/shuffle.md runs") {
-    val (rowsPerPartition, blocks) = ShuffleExample.run(spark)
-    assert(rowsPerPartition.length == 8)
-    assert(rowsPerPartition.sum == 100000)
-    assert(blocks.nonEmpty && blocks.forall(_._2 > 0))
-  }
-
   test("hash keys are checked on the driver") {
     val df = allTypes(rows = 10)
     val missing = intercept[IllegalArgumentException] {
       QuiverShuffle.exchange(
-        ArrowInput.batches(df, 10),
+        ArrowBatches.of(df, 10),
         df.schema,
         ShufflePartitioning.hash(2, "nope")
       )
@@ -127,7 +121,7 @@ class ShuffleExchangeSuite extends AnyFunSuite with ShuffleTestSupport {
     assert(missing.getMessage.contains("'nope' is not a column"))
     val map = intercept[IllegalArgumentException] {
       QuiverShuffle.exchange(
-        ArrowInput.batches(df, 10),
+        ArrowBatches.of(df, 10),
         df.schema,
         ShufflePartitioning.hash(2, "m")
       )
@@ -142,7 +136,7 @@ class ShuffleExchangeSuite extends AnyFunSuite with ShuffleTestSupport {
 
     val df = allTypes(rows = 600)
     val exchange =
-      QuiverShuffle.exchange(ArrowInput.batches(df, 100), df.schema, ShufflePartitioning.Single)
+      QuiverShuffle.exchange(ArrowBatches.of(df, 100), df.schema, ShufflePartitioning.Single)
     assert(exchange.blockCodec == BlockCodec.NONE)
     assert(codecsOfBlocks(exchange) == Set("none"))
     val files = ShuffleFiles.of(exchange.dependency.shuffleId)

@@ -3,14 +3,13 @@ package org.apache.spark.sql.quiver.shuffle
 import java.io.{
   ByteArrayInputStream,
   ByteArrayOutputStream,
-  DataInputStream,
   DataOutputStream,
   File,
-  FileInputStream,
   FileOutputStream
 }
 import java.nio.file.Files
 
+import dev.quiver.shuffle.ShuffleIndex
 import org.apache.spark.SparkEnv
 import org.apache.spark.storage.ShuffleBlockId
 
@@ -21,11 +20,8 @@ import org.apache.spark.storage.ShuffleBlockId
  */
 final class ShuffleFiles(val shuffleId: Int, val mapId: Long, dataFile: File, indexFile: File) {
 
-  def offsets: Array[Long] = {
-    val in = new DataInputStream(new FileInputStream(indexFile))
-    try Array.fill((indexFile.length() / 8).toInt)(in.readLong())
-    finally in.close()
-  }
+  /** The index file's offsets, checked against the data file. */
+  def offsets: Array[Long] = ShuffleIndex.read(indexFile.toPath, dataFile.length()).offsets()
 
   def data: Array[Byte] = Files.readAllBytes(dataFile.toPath)
 

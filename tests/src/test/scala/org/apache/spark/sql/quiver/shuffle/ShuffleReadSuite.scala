@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicReference
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 
-import dev.quiver.spark.QuiverRuntime
+import org.apache.spark.sql.quiver.QuiverRuntime
 import dev.quiver.spark.shuffle.ShufflePartitioning
 import org.apache.spark.{SparkException, TaskContext, TaskKilledException}
 import org.apache.spark.sql.DataFrame
@@ -28,15 +28,11 @@ class ShuffleReadSuite extends AnyFunSuite with ShuffleTestSupport with Eventual
   for (path <- paths) {
     test(s"the $path path reads Spark's stream in large pieces and never calls available()") {
       CountingReads.reset()
-      val exchange = this.exchange(
-        wide,
-        ShufflePartitioning.Single,
-        rowsPerBatch = 20000,
-        wrapper = CountingReads
-      )
+      val exchange = this.exchange(wide, ShufflePartitioning.Single, rowsPerBatch = 20000)
+      val (batches, rawBlocks) = CountingReads.reading(exchange, settings())
       val read =
-        if (path == "decoding") exchange.batches.map(_.numRows().toLong).collect().sum
-        else exchange.rawBlocks.map(_.body.remaining().toLong).collect().sum
+        if (path == "decoding") batches.map(_.numRows().toLong).collect().sum
+        else rawBlocks.map(_.body.remaining().toLong).collect().sum
       assert(read > 0)
       assert(CountingReads.reads.get() > 0, "the wrapper saw no reads")
       assert(CountingReads.availableCalls.get() == 0)

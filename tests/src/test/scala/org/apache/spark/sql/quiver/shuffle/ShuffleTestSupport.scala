@@ -3,7 +3,8 @@ package org.apache.spark.sql.quiver.shuffle
 import java.nio.{ByteBuffer, ByteOrder}
 
 import dev.quiver.shuffle.ShuffleBlockFormat
-import dev.quiver.spark.QuiverRuntime
+import org.apache.spark.sql.quiver.QuiverRuntime
+import dev.quiver.spark.ArrowBatches
 import dev.quiver.spark.shuffle.{QuiverExchange, ShufflePartitioning}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.quiver.{QuiverSparkSession, SparkRows}
@@ -23,16 +24,18 @@ trait ShuffleTestSupport extends QuiverSparkSession with BeforeAndAfterEach with
       partitioning: ShufflePartitioning,
       codec: String = "none",
       batchSize: Int = 8192,
-      rowsPerBatch: Int = 200,
-      wrapper: StreamWrapper = StreamWrapper.None
+      rowsPerBatch: Int = 200
   ): ShuffleExchange =
     new ShuffleExchange(
-      ArrowInput.batches(df, rowsPerBatch),
+      ArrowBatches.of(df, rowsPerBatch),
       df.schema,
       partitioning,
-      ShuffleSettings(codec, 3, batchSize, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH),
-      wrapper
+      settings(codec, batchSize)
     )
+
+  /** The settings [[exchange]] builds an exchange with. */
+  protected def settings(codec: String = "none", batchSize: Int = 8192): ShuffleSettings =
+    ShuffleSettings(codec, 3, batchSize, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH)
 
   /** Every row the exchange's decoding path gives, by reduce partition. */
   protected def rowsByPartition(exchange: QuiverExchange): Map[Int, Seq[Row]] = {

@@ -1,0 +1,27 @@
+package dev.quiver.spark
+
+import java.util.{Collections, Map => JMap}
+
+import dev.quiver.annotation.Public
+import org.apache.spark.SparkContext
+import org.apache.spark.api.plugin.{DriverPlugin, ExecutorPlugin, PluginContext, SparkPlugin}
+import org.apache.spark.sql.quiver.QuiverConf
+
+/**
+ * Quiver's Spark plugin: `spark.plugins=dev.quiver.spark.QuiverPlugin` (see
+ * [[QuiverSettings.Plugin]]). On the driver it registers Quiver's settings when Spark starts, so
+ * that `SET -v` lists them and a session that sets an executor-wide one fails, before any Quiver
+ * call. Without the plugin the settings are registered by the first call into Quiver's API.
+ */
+@Public
+class QuiverPlugin extends SparkPlugin {
+
+  override def driverPlugin(): DriverPlugin = new DriverPlugin {
+    override def init(sc: SparkContext, context: PluginContext): JMap[String, String] = {
+      QuiverConf.register()
+      Collections.emptyMap()
+    }
+  }
+
+  override def executorPlugin(): ExecutorPlugin = null
+}

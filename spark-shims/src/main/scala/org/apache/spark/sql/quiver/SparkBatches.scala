@@ -1,0 +1,28 @@
+package org.apache.spark.sql.quiver
+
+import org.apache.arrow.vector.{FieldVector, ValueVector, VectorSchemaRoot}
+import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
+
+/** Arrow batches as Spark reads them: the broadcast and shuffle read paths share this. */
+private[quiver] object SparkBatches {
+
+  /**
+   * A `ColumnarBatch` over `root`'s vectors, not a copy: valid while `root` is, and closing it
+   * would close them (leave that to whoever owns `root`).
+   *
+   * @param column the vector Spark reads for each of `root`'s (e.g. a dictionary-encoded one
+   *   decoded); by default the vector itself
+   */
+  def toColumnarBatch(
+      root: VectorSchemaRoot,
+      column: FieldVector => ValueVector = vector => vector
+  ): ColumnarBatch = {
+    val columns = new Array[ColumnVector](root.getFieldVectors.size())
+    var i = 0
+    while (i < columns.length) {
+      columns(i) = new ArrowColumnVector(column(root.getVector(i)))
+      i += 1
+    }
+    new ColumnarBatch(columns, root.getRowCount)
+  }
+}

@@ -1,0 +1,53 @@
+package org.apache.spark.sql.quiver
+
+import java.nio.charset.StandardCharsets
+import java.nio.file.{Files, Paths}
+
+import dev.quiver.annotation.{Internal, Public}
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The stated API: what carries `@Public`, what does not, and `docs/api.md`. */
+class ApiSurfaceSuite extends AnyFunSuite {
+
+  test("every public class of dev.quiver says whether it is API") {
+    assert(ApiSurface.classes.size > 50, s"found only ${ApiSurface.classes.map(_.getName)}")
+    assert(ApiSurface.undeclared.isEmpty, "public, but neither @Public nor @Internal")
+  }
+
+  test("the facade dev.quiver.spark holds API only") {
+    val facade =
+      ApiSurface.classes.filter(_.getPackage.getName.startsWith(ApiSurface.FacadePackage))
+    val notApi = facade.filterNot(ApiSurface.carries(_, classOf[Public])).map(_.getName)
+    assert(facade.nonEmpty)
+    assert(notApi.isEmpty, "in the facade without @Public")
+  }
+
+  test("nothing under org.apache.spark.sql.quiver is API") {
+    val internal = ApiSurface.classes.filter(_.getName.startsWith("org.apache.spark.sql.quiver."))
+    assert(internal.nonEmpty)
+    val marked = internal.filter(ApiSurface.carries(_, classOf[Public])).map(_.getName)
+    assert(marked.isEmpty, "@Public in the internal package")
+  }
+
+  test("no class is both @Public and @Internal") {
+    val both = ApiSurface.classes
+      .filter(c =>
+        ApiSurface.carries(c, classOf[Public]) && ApiSurface.carries(c, classOf[Internal])
+      )
+    assert(both.isEmpty)
+  }
+
+  test("docs/api.md lists exactly the @Public classes") {
+    val root = sys.props.getOrElse("quiver.repo.root", "..")
+    val text =
+      new String(Files.readAllBytes(Paths.get(root, "docs", "api.md")), StandardCharsets.UTF_8)
+    val listed = "(?m)^\\| `((?:dev\\.quiver)[A-Za-z0-9_.$]+)` \\|".r
+      .findAllMatchIn(text)
+      .map(_.group(1))
+      .toSeq
+    assert(listed.distinct == listed, "listed twice")
+    val missing = ApiSurface.publicNames.diff(listed)
+    val extra = listed.diff(ApiSurface.publicNames)
+    assert(missing.isEmpty && extra.isEmpty, s"docs/api.md: missing $missing, not API $extra")
+  }
+}
