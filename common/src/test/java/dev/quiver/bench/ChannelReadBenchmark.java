@@ -2,6 +2,7 @@ package dev.quiver.bench;
 
 import dev.quiver.io.ChunkedInputChannel;
 import dev.quiver.io.ChunkedReads;
+import dev.quiver.testing.CountingInputStream;
 import java.io.BufferedInputStream;
 import java.io.File;
 import java.io.FileInputStream;
@@ -87,49 +88,21 @@ public class ChannelReadBenchmark {
     }
 
     void record(Opened in) {
-      availableCalls = in.outer.availableCalls * scale;
-      readCalls = in.outer.readCalls * scale;
-      fileAvailableCalls = in.file.availableCalls * scale;
-      fileReadCalls = in.file.readCalls * scale;
+      availableCalls = in.outer.counts().availableCalls() * scale;
+      readCalls = in.outer.counts().reads() * scale;
+      fileAvailableCalls = in.file.counts().availableCalls() * scale;
+      fileReadCalls = in.file.counts().reads() * scale;
     }
   }
 
   /** An opened stream chain, with a counter at each end. */
   static final class Opened {
-    final CountingStream outer;
-    final CountingStream file;
+    final CountingInputStream outer;
+    final CountingInputStream file;
 
-    Opened(CountingStream outer, CountingStream file) {
+    Opened(CountingInputStream outer, CountingInputStream file) {
       this.outer = outer;
       this.file = file;
-    }
-  }
-
-  /** Counts {@code available()} and {@code read} calls on the stream it wraps. */
-  static final class CountingStream extends FilterInputStream {
-    long availableCalls;
-    long readCalls;
-
-    CountingStream(InputStream in) {
-      super(in);
-    }
-
-    @Override
-    public int available() throws IOException {
-      availableCalls++;
-      return super.available();
-    }
-
-    @Override
-    public int read() throws IOException {
-      readCalls++;
-      return super.read();
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      readCalls++;
-      return in.read(b, off, len);
     }
   }
 
@@ -158,8 +131,8 @@ public class ChannelReadBenchmark {
    * FileInputStream}.
    */
   private Opened open() throws IOException {
-    CountingStream raw = new CountingStream(new FileInputStream(file));
-    return new Opened(new CountingStream(new BufferedInputStream(raw, STREAM_BUFFER)), raw);
+    CountingInputStream raw = new CountingInputStream(new FileInputStream(file));
+    return new Opened(new CountingInputStream(new BufferedInputStream(raw, STREAM_BUFFER)), raw);
   }
 
   private static long drain(ReadableByteChannel channel, ByteBuffer buffer) throws IOException {

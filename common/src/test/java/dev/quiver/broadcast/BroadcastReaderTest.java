@@ -1,6 +1,6 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,16 +17,17 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** Broadcast shapes (streams, empty ones, zero columns) and what consumers do with their views. */
+@ExtendWith(AllocatorExtension.class)
 class BroadcastReaderTest {
 
   private BufferAllocator allocator;
@@ -33,8 +35,8 @@ class BroadcastReaderTest {
   private DecodedBroadcastCache cache;
 
   @BeforeEach
-  void setUp() {
-    allocator = new RootAllocator();
+  void setUp(BufferAllocator allocator) {
+    this.allocator = allocator;
     decoder = new ScriptedDecoder();
     cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
   }
@@ -66,7 +68,7 @@ class BroadcastReaderTest {
     assertFalse(reader.next(), "next() after the end stays false");
     assertEquals(680, reader.broadcast().rowCount());
     task.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -89,7 +91,7 @@ class BroadcastReaderTest {
     assertEquals(25, reader.broadcast().rowCount());
     first.complete();
     second.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -110,7 +112,7 @@ class BroadcastReaderTest {
     assertEquals(2, snapshot.entries().get(0).holders());
     first.complete();
     second.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -130,7 +132,7 @@ class BroadcastReaderTest {
     assertFalse(reader.next());
     assertEquals(2, cache.snapshot().entries().size());
     task.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -160,7 +162,7 @@ class BroadcastReaderTest {
     assertFalse(reader.next());
     assertEquals(unread[3], references(decoded.get(3)), "the last view is open after the end");
     task.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   /** References on the memory a decoded batch's buffers share. */
@@ -189,7 +191,7 @@ class BroadcastReaderTest {
       task.complete();
       assertTrue(cache.snapshot().isEmpty(), () -> consumer + " left " + cache.snapshot());
     }
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -242,7 +244,7 @@ class BroadcastReaderTest {
     for (FakeTask task : tasks.values()) {
       task.complete();
     }
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -255,7 +257,7 @@ class BroadcastReaderTest {
     VectorSchemaRoot kept = reader.current();
     task.complete();
     assertEquals(0, kept.getFieldVectors().get(0).getValueCount(), "completion left the view open");
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -266,6 +268,6 @@ class BroadcastReaderTest {
     BroadcastReader reader = cache.open(broadcast, task, true);
     task.complete();
     assertThrows(IllegalStateException.class, reader::next);
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 }

@@ -1,25 +1,27 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Broadcasts that carry dictionaries are decoded by each task for itself. */
+@ExtendWith(AllocatorExtension.class)
 class DecodedBroadcastCacheDictionaryTest {
 
   private BufferAllocator allocator;
@@ -29,8 +31,8 @@ class DecodedBroadcastCacheDictionaryTest {
   private TestBroadcast broadcast;
 
   @BeforeEach
-  void setUp() throws Exception {
-    allocator = new RootAllocator();
+  void setUp(BufferAllocator allocator) throws Exception {
+    this.allocator = allocator;
     executor = Executors.newCachedThreadPool();
     decoder = new ScriptedDecoder();
     cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
@@ -83,7 +85,7 @@ class DecodedBroadcastCacheDictionaryTest {
     assertTrue(cache.snapshot().entries().isEmpty());
     assertTrue(cache.snapshot().allocatedBytes() > 0, "the waiter's copy went with the first");
     waiter.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -101,7 +103,7 @@ class DecodedBroadcastCacheDictionaryTest {
     assertTrue(cache.snapshot().entries().isEmpty());
     second.complete();
     first.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -111,6 +113,6 @@ class DecodedBroadcastCacheDictionaryTest {
         3, Consumer.KEEPS_VIEWS_OPEN.consume(cache.open(broadcast, task, false), broadcast, null));
     assertEquals(1, cache.counters().privateDecodes());
     task.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 }

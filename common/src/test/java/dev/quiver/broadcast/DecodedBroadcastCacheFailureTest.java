@@ -1,7 +1,7 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,12 +21,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** A failed decode is not cached, leaves nothing behind, and its waiters decode for themselves. */
+@ExtendWith(AllocatorExtension.class)
 class DecodedBroadcastCacheFailureTest {
 
   private BufferAllocator allocator;
@@ -34,8 +36,8 @@ class DecodedBroadcastCacheFailureTest {
   private DecodedBroadcastCache cache;
 
   @BeforeEach
-  void setUp() {
-    allocator = new RootAllocator();
+  void setUp(BufferAllocator allocator) {
+    this.allocator = allocator;
     executor = Executors.newCachedThreadPool();
     decoder = new ScriptedDecoder();
     cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
@@ -81,7 +83,7 @@ class DecodedBroadcastCacheFailureTest {
     assertEquals(2, cache.snapshot().entries().get(0).holders());
     next.complete();
     another.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -137,7 +139,7 @@ class DecodedBroadcastCacheFailureTest {
     assertEquals(1, cache.counters().decodes(), "a later task did not try a shared decode");
     assertEquals(1, cache.snapshot().entries().size());
     later.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -163,7 +165,7 @@ class DecodedBroadcastCacheFailureTest {
     assertEquals(2, decoder.calls());
     failing.complete();
     waiter.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -176,6 +178,6 @@ class DecodedBroadcastCacheFailureTest {
     assertEquals(1, cache.counters().failedDecodes());
     assertEquals(0, task.pendingListeners());
     task.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 }

@@ -1,6 +1,6 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,21 +9,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.IpcFormatException;
 import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The per-entry limit ({@code maxEntryBytes}) bounds a decode, not the tasks reading it. */
+@ExtendWith(AllocatorExtension.class)
 class DecodedBroadcastCacheLimitTest {
 
   private static final int TASKS = 8;
 
   @Test
-  void decodeOverTheLimitFailsAndLeavesNothing() throws Exception {
-    BufferAllocator allocator = new RootAllocator();
+  void decodeOverTheLimitFailsAndLeavesNothing(BufferAllocator allocator) throws Exception {
     TestBroadcast broadcast =
         TestBroadcast.encode(61, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {5000});
     long oneDecode = bytesOfOneDecode(broadcast, allocator);
@@ -34,7 +35,7 @@ class DecodedBroadcastCacheLimitTest {
     assertEquals(1, cache.counters().failedDecodes());
     assertTrue(cache.snapshot().isEmpty(), () -> cache.snapshot().toString());
     task.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   /**
@@ -42,8 +43,8 @@ class DecodedBroadcastCacheLimitTest {
    * sharing off: the tasks' views must not count against the one decode's limit.
    */
   @Test
-  void broadcastThatFitsTheLimitIsReadableByManySharingTasks() throws Exception {
-    BufferAllocator allocator = new RootAllocator();
+  void broadcastThatFitsTheLimitIsReadableByManySharingTasks(BufferAllocator allocator)
+      throws Exception {
     TestBroadcast broadcast =
         TestBroadcast.encode(
             62, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {1000, 1000});
@@ -65,6 +66,6 @@ class DecodedBroadcastCacheLimitTest {
       }
       assertTrue(cache.snapshot().isEmpty(), () -> cache.snapshot().toString());
     }
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 }

@@ -1,7 +1,7 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,12 +19,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Overlapping tasks share one decode and one copy; the setting turns sharing off. */
+@ExtendWith(AllocatorExtension.class)
 class DecodedBroadcastCacheSharingTest {
 
   private static final int TASKS = 6;
@@ -34,8 +36,8 @@ class DecodedBroadcastCacheSharingTest {
   private DecodedBroadcastCache cache;
 
   @BeforeEach
-  void setUp() {
-    allocator = new RootAllocator();
+  void setUp(BufferAllocator allocator) {
+    this.allocator = allocator;
     executor = Executors.newCachedThreadPool();
     decoder = new ScriptedDecoder();
     cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
@@ -125,7 +127,7 @@ class DecodedBroadcastCacheSharingTest {
     assertEquals(1, cache.snapshot().entries().size());
     later.complete();
 
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -140,7 +142,7 @@ class DecodedBroadcastCacheSharingTest {
     }
     assertEquals(3, cache.counters().decodes());
     assertEquals(0, cache.counters().sharedReads());
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -157,7 +159,7 @@ class DecodedBroadcastCacheSharingTest {
     assertEquals(1, cache.snapshot().entries().size());
     assertEquals(8, cache.snapshot().entries().get(0).broadcastId());
     b.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -185,7 +187,7 @@ class DecodedBroadcastCacheSharingTest {
     for (FakeTask task : tasks) {
       task.complete();
     }
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -206,7 +208,7 @@ class DecodedBroadcastCacheSharingTest {
     shared.complete();
     assertEquals(1, cache.snapshot().entries().get(0).holders());
     sharedToo.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -225,6 +227,6 @@ class DecodedBroadcastCacheSharingTest {
       broadcast.check(expected, second.current(), second.dictionaries());
     }
     task.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 }

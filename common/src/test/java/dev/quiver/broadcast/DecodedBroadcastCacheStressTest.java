@@ -1,13 +1,14 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,7 +21,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -30,6 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * failure is one that was injected, and in the end nothing is held and the counters add up. Seeds
  * are fixed so a failure can be replayed (thread interleavings still vary).
  */
+@ExtendWith(AllocatorExtension.class)
 class DecodedBroadcastCacheStressTest {
 
   private static final int THREADS = 16;
@@ -52,8 +54,8 @@ class DecodedBroadcastCacheStressTest {
 
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {20240611L, 7L})
-  void randomTasksReadCorrectDataLeaveNothingBehindAndCountersAddUp(long seed) throws Exception {
-    BufferAllocator allocator = new RootAllocator();
+  void randomTasksReadCorrectDataLeaveNothingBehindAndCountersAddUp(
+      long seed, BufferAllocator allocator) throws Exception {
     ScriptedDecoder decoder = new ScriptedDecoder().randomly(seed, 0.15, 0.02, 150, 2);
     DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
     List<TestBroadcast> broadcasts =
@@ -139,7 +141,7 @@ class DecodedBroadcastCacheStressTest {
     assertTrue(counters.privateDecodes() > 0, summary);
     assertTrue(counters.failedDecodes() > 0, summary);
     assertTrue(counters.waits() > 0, summary);
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   private static void runOneTask(

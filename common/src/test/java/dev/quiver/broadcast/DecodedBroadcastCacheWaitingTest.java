@@ -1,7 +1,7 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.io.InterruptedIOException;
 import java.util.concurrent.CompletableFuture;
@@ -22,12 +23,13 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Tasks arriving during a decode wait for it, and stop if they are killed while waiting. */
+@ExtendWith(AllocatorExtension.class)
 class DecodedBroadcastCacheWaitingTest {
 
   /** A killed waiter must stop well within this (it checks every 100 ms); generous on purpose. */
@@ -40,8 +42,8 @@ class DecodedBroadcastCacheWaitingTest {
   private TestBroadcast broadcast;
 
   @BeforeEach
-  void setUp() throws Exception {
-    allocator = new RootAllocator();
+  void setUp(BufferAllocator allocator) throws Exception {
+    this.allocator = allocator;
     executor = Executors.newCachedThreadPool();
     decoder = new ScriptedDecoder();
     cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
@@ -94,7 +96,7 @@ class DecodedBroadcastCacheWaitingTest {
 
     second.complete();
     first.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -133,7 +135,7 @@ class DecodedBroadcastCacheWaitingTest {
     assertEquals(0, cache.counters().sharedReads());
     assertEquals(1, cache.snapshot().entries().get(0).holders(), "only the decoding task holds");
     decoding.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   /**
@@ -178,7 +180,7 @@ class DecodedBroadcastCacheWaitingTest {
     assertEquals(1, cache.counters().sharedReads());
     assertEquals(0, cache.counters().privateDecodes());
     waiter.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -211,7 +213,7 @@ class DecodedBroadcastCacheWaitingTest {
     assertEquals(2, cache.snapshot().entries().get(0).holders());
     decoding.complete();
     patient.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -244,6 +246,6 @@ class DecodedBroadcastCacheWaitingTest {
         decodingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), broadcast, null);
     assertEquals(1, cache.snapshot().entries().get(0).holders());
     decoding.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 }

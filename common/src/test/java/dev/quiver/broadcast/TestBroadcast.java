@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -25,10 +24,6 @@ import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.types.pojo.ArrowType;
-import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
-import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -42,14 +37,13 @@ final class TestBroadcast implements BroadcastSource {
   enum Shape {
     /** {@link TestData#buildSide}: k, v = k * 31 + 7, s = "value-" + k. */
     BUILD_SIDE,
-    /** k, and d: a dictionary-encoded string column, "color-" + (k % 3). */
+    /** {@link TestData#dictionaryIndices}: k, and d, "color-" + (k % 3) through a dictionary. */
     DICTIONARY,
     /** No columns at all; only the row count. */
     ZERO_COLUMNS
   }
 
   static final long COLOR_DICTIONARY_ID = 5L;
-  private static final int COLORS = 3;
 
   /** One batch as a reader must see it. */
   static final class ExpectedBatch {
@@ -201,12 +195,12 @@ final class TestBroadcast implements BroadcastSource {
           Dictionary dictionary = dictionaries.lookup(COLOR_DICTIONARY_ID);
           assertNotNull(dictionary, "dictionary " + COLOR_DICTIONARY_ID + " missing");
           VarCharVector colors = (VarCharVector) dictionary.getVector();
-          assertEquals(COLORS, colors.getValueCount());
+          assertEquals(TestData.COLORS, colors.getValueCount());
           for (int r = 0; r < expected.rows; r++) {
             long key = expected.firstKey + r;
             assertEquals(key, k.get(r), "k");
             String color = new String(colors.get(indices.get(r)), StandardCharsets.UTF_8);
-            assertEquals("color-" + (key % COLORS), color, "d");
+            assertEquals("color-" + (key % TestData.COLORS), color, "d");
           }
           return;
         }
@@ -228,7 +222,7 @@ final class TestBroadcast implements BroadcastSource {
     List<AutoCloseable> owned = new ArrayList<>();
     try {
       if (shape == Shape.DICTIONARY) {
-        Dictionary colors = colorDictionary(allocator);
+        Dictionary colors = TestData.colorDictionary(allocator, COLOR_DICTIONARY_ID);
         owned.add(colors.getVector());
         dictionaries.put(colors);
       }
@@ -250,17 +244,7 @@ final class TestBroadcast implements BroadcastSource {
       case BUILD_SIDE:
         return TestData.buildSideSchema();
       case DICTIONARY:
-        return new Schema(
-            Arrays.asList(
-                new Field("k", FieldType.nullable(new ArrowType.Int(64, true)), null),
-                new Field(
-                    "d",
-                    new FieldType(
-                        true,
-                        new ArrowType.Int(32, true),
-                        new DictionaryEncoding(
-                            COLOR_DICTIONARY_ID, false, new ArrowType.Int(32, true))),
-                    null)));
+        return TestData.dictionarySchema(COLOR_DICTIONARY_ID);
       case ZERO_COLUMNS:
         return new Schema(Collections.emptyList());
     }
@@ -272,37 +256,10 @@ final class TestBroadcast implements BroadcastSource {
       case BUILD_SIDE:
         return TestData.buildSide(allocator, b.firstKey, b.rows);
       case DICTIONARY:
-        {
-          VectorSchemaRoot root = VectorSchemaRoot.create(schema(shape), allocator);
-          root.allocateNew();
-          BigIntVector k = (BigIntVector) root.getVector("k");
-          IntVector d = (IntVector) root.getVector("d");
-          for (int r = 0; r < b.rows; r++) {
-            long key = b.firstKey + r;
-            k.setSafe(r, key);
-            d.setSafe(r, (int) (key % COLORS));
-          }
-          root.setRowCount(b.rows);
-          return root;
-        }
+        return TestData.dictionaryIndices(allocator, COLOR_DICTIONARY_ID, b.firstKey, b.rows);
       case ZERO_COLUMNS:
-        {
-          VectorSchemaRoot root = VectorSchemaRoot.create(schema(shape), allocator);
-          root.setRowCount(b.rows);
-          return root;
-        }
+        return TestData.zeroColumns(allocator, b.rows);
     }
     throw new AssertionError(shape);
-  }
-
-  private static Dictionary colorDictionary(BufferAllocator allocator) {
-    VarCharVector colors = new VarCharVector("colors", allocator);
-    colors.allocateNew();
-    for (int i = 0; i < COLORS; i++) {
-      colors.setSafe(i, ("color-" + i).getBytes(StandardCharsets.UTF_8));
-    }
-    colors.setValueCount(COLORS);
-    return new Dictionary(
-        colors, new DictionaryEncoding(COLOR_DICTIONARY_ID, false, new ArrowType.Int(32, true)));
   }
 }

@@ -7,6 +7,7 @@ import dev.quiver.broadcast.CacheSnapshot;
 import dev.quiver.broadcast.DecodedBroadcastCache;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.Codecs;
 import dev.quiver.testing.FakeTask;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
@@ -58,7 +59,7 @@ class BroadcastCacheFuzzTest {
     if ((input[0] & COMPRESS_BY_TARGET) != 0) {
       List<byte[]> compressed = new ArrayList<>();
       for (byte[] s : streams) {
-        compressed.add(FuzzCodecs.compress(codec, s, 0, s.length));
+        compressed.add(Codecs.compress(codec, s));
       }
       streams = compressed;
     }
@@ -164,7 +165,7 @@ class BroadcastCacheFuzzTest {
   private static void readValid(DecodedBroadcastCache cache, StreamCodec codec, boolean share)
       throws IOException {
     List<byte[]> streams = new ArrayList<>();
-    streams.add(FuzzCodecs.compress(codec, VALID_STREAM, 0, VALID_STREAM.length));
+    streams.add(Codecs.compress(codec, VALID_STREAM));
     FakeTask task = new FakeTask();
     long rows = 0;
     try {

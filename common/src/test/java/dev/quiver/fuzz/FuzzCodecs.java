@@ -3,9 +3,9 @@ package dev.quiver.fuzz;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
 import dev.quiver.shuffle.BlockCodec;
+import dev.quiver.testing.Codecs;
+import dev.quiver.testing.CountingInputStream;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -50,13 +50,10 @@ final class FuzzCodecs {
     return (codec instanceof BlockCodec ? "block " : "spark ") + codec;
   }
 
+  /** {@link Codecs#compress}, for {@code DumpFuzzTest} until it moves with the dump tool. */
   static byte[] compress(StreamCodec codec, byte[] bytes, int offset, int length)
       throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(length / 2 + 64);
-    try (OutputStream compressed = codec.compress(out)) {
-      compressed.write(bytes, offset, length);
-    }
-    return out.toByteArray();
+    return Codecs.compress(codec, bytes, offset, length);
   }
 
   /**
@@ -82,7 +79,7 @@ final class FuzzCodecs {
   /** A codec that counts the decompressed bytes read through it. */
   static final class Counting implements StreamCodec {
     private final StreamCodec codec;
-    private long read;
+    private final CountingInputStream.Counts counts = new CountingInputStream.Counts();
 
     Counting(StreamCodec codec) {
       this.codec = codec;
@@ -90,37 +87,12 @@ final class FuzzCodecs {
 
     /** Decompressed bytes read so far, over every stream this codec opened. */
     long read() {
-      return read;
+      return counts.bytes();
     }
 
     @Override
     public InputStream decompress(InputStream in) throws IOException {
-      return new FilterInputStream(codec.decompress(in)) {
-        @Override
-        public int read() throws IOException {
-          int b = super.read();
-          if (b >= 0) {
-            Counting.this.read++;
-          }
-          return b;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-          int n = in.read(b, off, len);
-          if (n > 0) {
-            Counting.this.read += n;
-          }
-          return n;
-        }
-
-        @Override
-        public long skip(long n) throws IOException {
-          long skipped = in.skip(n);
-          Counting.this.read += skipped;
-          return skipped;
-        }
-      };
+      return new CountingInputStream(codec.decompress(in), counts);
     }
 
     @Override

@@ -4,6 +4,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
 import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.Codecs;
 import org.junit.jupiter.api.Tag;
 
 /**
@@ -23,7 +24,7 @@ class IpcDecodeFuzzTest {
       return;
     }
     StreamCodec codec = FuzzCodecs.pick(input[0]);
-    byte[] compressed = FuzzCodecs.compress(codec, input, 1, input.length - 1);
+    byte[] compressed = Codecs.compress(codec, input, 1, input.length - 1);
     decode(codec, compressed, input.length - 1);
   }
 

@@ -7,47 +7,40 @@ import dev.quiver.ipc.StreamCodec;
 import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.shuffle.ShuffleBlockDecoder;
 import dev.quiver.shuffle.ShuffleBlockWriter;
+import dev.quiver.testing.Bytes;
+import dev.quiver.testing.Codecs;
+import dev.quiver.testing.CometFiles;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
-import org.apache.arrow.vector.types.pojo.ArrowType;
-import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
-import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
-import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * Writes the fuzz targets' seed corpus: valid inputs of every supported type, in each target's
  * input layout, under {@code src/test/resources/dev/quiver/fuzz/<Target>Inputs/<method>/} (where
  * Jazzer looks for them; they run as plain tests without {@code JAZZER_FUZZ}). Made from {@link
- * TestData} and small cuts of the Comet 1.2.0 files; regenerate with {@code dev/fuzz --seeds}. The
- * dump tool's target lives in {@code dev/tools}, and so does its corpus ({@code DumpSeedCorpus},
- * from the inputs made here).
+ * TestData} and small cuts of the Comet 1.2.0 files ({@link CometFiles}); regenerate with {@code
+ * dev/fuzz --seeds}. The dump tool's target lives in {@code dev/tools}, and so does its corpus
+ * ({@code DumpSeedCorpus}, from the inputs made here).
  *
- * <pre>SeedCorpus RESOURCES_DIR COMET_DIR</pre>
+ * <pre>SeedCorpus RESOURCES_DIR</pre>
  */
 public final class SeedCorpus {
 
@@ -56,22 +49,20 @@ public final class SeedCorpus {
   private static final long DICTIONARY_ID = 3;
 
   private final Path root;
-  private final Path comet;
   private final BufferAllocator allocator = new RootAllocator();
   private long bytes;
   private int files;
 
-  SeedCorpus(Path root, Path comet) {
+  SeedCorpus(Path root) {
     this.root = root;
-    this.comet = comet;
   }
 
   public static void main(String[] args) throws IOException {
-    if (args.length != 2) {
-      System.err.println("usage: SeedCorpus RESOURCES_DIR COMET_DIR");
+    if (args.length != 1) {
+      System.err.println("usage: SeedCorpus RESOURCES_DIR");
       System.exit(2);
     }
-    SeedCorpus corpus = new SeedCorpus(Paths.get(args[0]), Paths.get(args[1]));
+    SeedCorpus corpus = new SeedCorpus(Paths.get(args[0]));
     corpus.writeAll();
     corpus.close();
     System.out.println(corpus.summary());
@@ -100,7 +91,7 @@ public final class SeedCorpus {
         write(
             ipc.resolve("uncompressedStream/" + name),
             prefixed(FuzzCodecs.selector(codec), s.getValue()));
-        byte[] compressed = FuzzCodecs.compress(codec, s.getValue(), 0, s.getValue().length);
+        byte[] compressed = Codecs.compress(codec, s.getValue());
         write(
             ipc.resolve("compressedBytes/" + name),
             prefixed(FuzzCodecs.selector(codec), compressed));
@@ -111,11 +102,11 @@ public final class SeedCorpus {
     for (Map.Entry<String, byte[]> s : streams.entrySet()) {
       write(
           lz4.resolve("decompress/" + s.getKey()),
-          FuzzCodecs.compress(SparkStreamCodec.LZ4, s.getValue(), 0, s.getValue().length));
+          Codecs.compress(SparkStreamCodec.LZ4, s.getValue()));
     }
     // Two streams back to back, as Spark allows, and a stream of one byte per block boundary.
-    byte[] one = FuzzCodecs.compress(SparkStreamCodec.LZ4, streams.get("build-side"), 0, 64);
-    write(lz4.resolve("decompress/concatenated"), concat(one, one));
+    byte[] one = Codecs.compress(SparkStreamCodec.LZ4, streams.get("build-side"), 0, 64);
+    write(lz4.resolve("decompress/concatenated"), Bytes.concat(one, one));
 
     // Shared by both shuffle targets: files directly in the class's Inputs folder.
     Path shuffle = clean("ShuffleFuzzTestInputs");
@@ -131,7 +122,7 @@ public final class SeedCorpus {
           cache.resolve("openAndRead/build-side-" + c),
           BroadcastCacheFuzzTest.layout(
               BroadcastCacheFuzzTest.COMPRESS_BY_TARGET, codec, Collections.singletonList(build)));
-      byte[] compressed = FuzzCodecs.compress(codec, build, 0, build.length);
+      byte[] compressed = Codecs.compress(codec, build);
       write(
           cache.resolve("openAndRead/precompressed-" + c),
           BroadcastCacheFuzzTest.layout(0, codec, Collections.singletonList(compressed)));
@@ -169,9 +160,7 @@ public final class SeedCorpus {
     try (VectorSchemaRoot root = TestData.buildSide(allocator, 0, ROWS)) {
       streams.put("build-side", ArrowIpc.encode(root, null, StreamCodec.NONE));
     }
-    try (VectorSchemaRoot root =
-        VectorSchemaRoot.create(new Schema(Collections.emptyList()), allocator)) {
-      root.setRowCount(5);
+    try (VectorSchemaRoot root = TestData.zeroColumns(allocator, 5)) {
       streams.put("zero-columns", ArrowIpc.encode(root, null, StreamCodec.NONE));
     }
     streams.put(
@@ -205,38 +194,20 @@ public final class SeedCorpus {
     return out.toByteArray();
   }
 
-  /** k: int64; d: int32 indices into a three-string dictionary. */
+  /** {@link TestData#dictionaryIndices}: k, and d, indices into a three-string dictionary. */
   private byte[] dictionaryStream() throws IOException {
-    DictionaryEncoding encoding =
-        new DictionaryEncoding(DICTIONARY_ID, false, new ArrowType.Int(32, true));
-    Schema schema =
-        new Schema(
-            Arrays.asList(
-                new Field("k", FieldType.nullable(new ArrowType.Int(64, true)), null),
-                new Field("d", new FieldType(true, new ArrowType.Int(32, true), encoding), null)));
-    try (VarCharVector colors = new VarCharVector("colors", allocator);
-        VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
-      colors.allocateNew();
-      for (int i = 0; i < 3; i++) {
-        colors.setSafe(i, ("color-" + i).getBytes(StandardCharsets.UTF_8));
-      }
-      colors.setValueCount(3);
-      DictionaryProvider.MapDictionaryProvider dictionaries =
-          new DictionaryProvider.MapDictionaryProvider();
-      dictionaries.put(new Dictionary(colors, encoding));
-      root.allocateNew();
-      for (int r = 0; r < ROWS; r++) {
-        ((BigIntVector) root.getVector("k")).setSafe(r, r);
-        ((IntVector) root.getVector("d")).setSafe(r, r % 3);
-      }
-      root.setRowCount(ROWS);
-      return ArrowIpc.encode(root, dictionaries, StreamCodec.NONE);
+    Dictionary colors = TestData.colorDictionary(allocator, DICTIONARY_ID);
+    try (VectorSchemaRoot root = TestData.dictionaryIndices(allocator, DICTIONARY_ID, 0, ROWS)) {
+      return ArrowIpc.encode(
+          root, new DictionaryProvider.MapDictionaryProvider(colors), StreamCodec.NONE);
+    } finally {
+      colors.getVector().close();
     }
   }
 
   /** The first rows of Comet's broadcast value (empty names, non-nullable fields with nulls). */
   private byte[] cometBroadcast() throws IOException {
-    byte[] value = Files.readAllBytes(comet.resolve("broadcast-0.bin"));
+    byte[] value = Files.readAllBytes(CometFiles.broadcast());
     try (DecodedStream stream =
             ArrowIpc.decode(value, SparkStreamCodec.LZ4, allocator, "comet broadcast");
         VectorSchemaRoot full = VectorSchemaRoot.create(stream.schema(), allocator)) {
@@ -250,17 +221,14 @@ public final class SeedCorpus {
   /** Streams of shuffle blocks: every codec, every shape, Comet's own rows and its zstd variant. */
   Map<String, byte[]> shuffleStreams() throws IOException {
     Map<String, byte[]> blocks = new LinkedHashMap<>();
-    for (BlockCodec codec :
-        new BlockCodec[] {BlockCodec.NONE, BlockCodec.LZ4, BlockCodec.ZSTD, BlockCodec.SNAPPY}) {
+    for (BlockCodec codec : Codecs.blockCodecs()) {
       String c = codec.codecName();
       try (VectorSchemaRoot all = TestData.allTypes(allocator, ROWS, 3)) {
         blocks.put("all-types-" + c, blocks(codec, all));
       }
       try (VectorSchemaRoot a = TestData.buildSide(allocator, 0, ROWS);
           VectorSchemaRoot b = TestData.buildSide(allocator, ROWS, 3);
-          VectorSchemaRoot zero =
-              VectorSchemaRoot.create(new Schema(Collections.emptyList()), allocator)) {
-        zero.setRowCount(4);
+          VectorSchemaRoot zero = TestData.zeroColumns(allocator, 4)) {
         blocks.put("three-blocks-" + c, blocks(codec, a, zero, b));
       }
       try (VectorSchemaRoot cut = cometShuffleRows()) {
@@ -283,7 +251,7 @@ public final class SeedCorpus {
 
   /** The first rows of Comet's first lz4 block, transferred out of the decoder. */
   private VectorSchemaRoot cometShuffleRows() throws IOException {
-    byte[] data = Files.readAllBytes(comet.resolve("shuffle/lz4/shuffle_3_38_0.data"));
+    byte[] data = Files.readAllBytes(CometFiles.shuffleData("lz4", CometFiles.MAPS.get(0)));
     try (ShuffleBlockDecoder decoder =
         new ShuffleBlockDecoder(new ByteArrayInputStream(data), allocator)) {
       if (!decoder.next()) {
@@ -296,7 +264,7 @@ public final class SeedCorpus {
   /** The first {@code keep} bytes of Comet's first block of {@code codec}: a truncated block. */
   private byte[] cometBlockCut(String codec, int keep) throws IOException {
     try (InputStream in =
-        Files.newInputStream(comet.resolve("shuffle/" + codec + "/shuffle_3_38_0.data"))) {
+        Files.newInputStream(CometFiles.shuffleData(codec, CometFiles.MAPS.get(0)))) {
       return in.readNBytes(keep);
     }
   }
@@ -306,27 +274,23 @@ public final class SeedCorpus {
   }
 
   static byte[] prefixed(byte first, byte[] rest) {
-    byte[] bytes = new byte[rest.length + 1];
-    bytes[0] = first;
-    System.arraycopy(rest, 0, bytes, 1, rest.length);
-    return bytes;
+    return Bytes.concat(new byte[] {first}, rest);
   }
 
-  private static byte[] concat(byte[] a, byte[] b) {
-    byte[] bytes = Arrays.copyOf(a, a.length + b.length);
-    System.arraycopy(b, 0, bytes, a.length, b.length);
-    return bytes;
-  }
-
-  /** Empties (or makes) the Inputs folder of a target class. */
+  /**
+   * Empties (or makes) the Inputs folder of a target class, but for the fuzzers' findings ({@code
+   * finding-*}): inputs committed by hand after a fix, which no generator writes again.
+   */
   Path clean(String folder) throws IOException {
     Path dir = root.resolve("dev/quiver/fuzz").resolve(folder);
     if (Files.exists(dir)) {
       try (Stream<Path> paths = Files.walk(dir)) {
-        List<Path> all = new ArrayList<>();
-        paths.forEach(all::add);
-        all.sort(Comparator.reverseOrder());
-        for (Path p : all) {
+        List<Path> generated = new ArrayList<>();
+        paths
+            .filter(
+                p -> Files.isRegularFile(p) && !p.getFileName().toString().startsWith("finding-"))
+            .forEach(generated::add);
+        for (Path p : generated) {
           Files.delete(p);
         }
       }

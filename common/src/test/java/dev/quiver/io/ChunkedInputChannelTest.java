@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.Bytes;
+import dev.quiver.testing.CountingInputStream;
+import dev.quiver.testing.TrickleInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -78,7 +81,7 @@ class ChunkedInputChannelTest {
     assertTrue(Thread.currentThread().isInterrupted(), "the interrupt flag stays set, as in NIO");
     assertFalse(channel.isOpen());
     assertTrue(in.isClosed(), "closing the channel closes the stream");
-    assertEquals(0, in.reads(), "nothing is read once interrupted");
+    assertEquals(0, in.counts().reads(), "nothing is read once interrupted");
   }
 
   @Test

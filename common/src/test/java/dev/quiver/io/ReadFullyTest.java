@@ -3,6 +3,8 @@ package dev.quiver.io;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.quiver.testing.Bytes;
+import dev.quiver.testing.TrickleInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

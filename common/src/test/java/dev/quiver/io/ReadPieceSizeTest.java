@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.Bytes;
+import dev.quiver.testing.CountingInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -72,8 +74,10 @@ class ReadPieceSizeTest {
       drain(channel, dst);
     }
     assertArrayEquals(data, dst.array());
-    assertTrue(counting.availableCalls() > 0, "JDK channel should call available()");
-    assertTrue(counting.largestRead() <= JDK_CHANNEL_PIECE, "largest " + counting.largestRead());
+    assertTrue(counting.counts().availableCalls() > 0, "JDK channel should call available()");
+    assertTrue(
+        counting.counts().largestRequested() <= JDK_CHANNEL_PIECE,
+        "largest " + counting.counts().largestRequested());
   }
 
   private static void drain(ReadableByteChannel channel, ByteBuffer dst) throws IOException {
@@ -84,11 +88,12 @@ class ReadPieceSizeTest {
   }
 
   private static void assertPiecesAreLargeAndNoAvailableCalls(CountingInputStream counting) {
-    assertEquals(0, counting.availableCalls(), "available() calls");
+    assertEquals(0, counting.counts().availableCalls(), "available() calls");
     assertTrue(
-        counting.largestRead() > JDK_CHANNEL_PIECE, "largest read " + counting.largestRead());
+        counting.counts().largestRequested() > JDK_CHANNEL_PIECE,
+        "largest read " + counting.counts().largestRequested());
     assertTrue(
-        counting.largestRead() <= ChunkedReads.PIECE_SIZE,
-        "largest read " + counting.largestRead());
+        counting.counts().largestRequested() <= ChunkedReads.PIECE_SIZE,
+        "largest read " + counting.counts().largestRequested());
   }
 }

@@ -1,12 +1,12 @@
 package dev.quiver.ipc;
 
 import static dev.quiver.ipc.IpcTestSupport.allRows;
-import static dev.quiver.ipc.IpcTestSupport.assertReleasedAndClose;
 import static dev.quiver.ipc.IpcTestSupport.rows;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -16,15 +16,14 @@ import java.util.List;
 import java.util.Random;
 import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -32,27 +31,19 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Damaged input must end in an {@link IpcFormatException} that names the source (or, where the
  * damage is harmless, in the right answer): never another exception type, never a leak.
  */
+@ExtendWith(AllocatorExtension.class)
 @org.junit.jupiter.api.Tag("bad-input")
 class ArrowIpcBadInputTest {
 
   private BufferAllocator allocator;
 
   @BeforeEach
-  void createAllocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void checkNothingLeaked() {
-    assertReleasedAndClose(allocator);
-  }
-
-  static List<StreamCodec> codecs() {
-    return Arrays.asList(StreamCodec.NONE, SparkStreamCodec.LZ4, SparkStreamCodec.ZSTD);
+  void useTheTestsAllocator(BufferAllocator allocator) {
+    this.allocator = allocator;
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void streamCutAtAnyOffsetIsReported(StreamCodec codec) throws IOException {
     byte[] full;
     List<String> expected;
@@ -78,7 +69,7 @@ class ArrowIpcBadInputTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void flippedBytesAreReportedOrReadable(StreamCodec codec) throws IOException {
     byte[] full;
     List<String> expected;
@@ -99,7 +90,7 @@ class ArrowIpcBadInputTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void randomBytesAreReported(StreamCodec codec) throws IOException {
     Random random = new Random(20240601);
     for (int i = 0; i < 300; i++) {
@@ -129,7 +120,7 @@ class ArrowIpcBadInputTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void emptyInputIsReported(StreamCodec codec) {
     expectReported(new byte[0], codec, "empty input");
   }

@@ -1,10 +1,10 @@
 package dev.quiver.ipc;
 
-import static dev.quiver.ipc.IpcTestSupport.assertReleasedAndClose;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.AllocatorExtension;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -12,7 +12,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
@@ -29,12 +28,13 @@ import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+@ExtendWith(AllocatorExtension.class)
 class ArrowIpcDictionaryTest {
 
   private static final long COLOR_ID = 3;
@@ -44,21 +44,12 @@ class ArrowIpcDictionaryTest {
   private BufferAllocator allocator;
 
   @BeforeEach
-  void createAllocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void checkNothingLeaked() {
-    assertReleasedAndClose(allocator);
-  }
-
-  static List<StreamCodec> codecs() {
-    return Arrays.asList(StreamCodec.NONE, SparkStreamCodec.LZ4, SparkStreamCodec.ZSTD);
+  void useTheTestsAllocator(BufferAllocator allocator) {
+    this.allocator = allocator;
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void dictionaryEncodedStringColumnRoundTrips(StreamCodec codec) throws IOException {
     String[] palette = {"red", "green", "blue", "a colour with a much longer name"};
     List<String> colors = new ArrayList<>();
@@ -92,7 +83,7 @@ class ArrowIpcDictionaryTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void deltaDictionaryExtendsTheValuesEarlierBatchesUse(StreamCodec codec) throws IOException {
     byte[] bytes;
     try (VarCharVector first = strings("d", "apple", "banana");
@@ -117,7 +108,7 @@ class ArrowIpcDictionaryTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void replacingADictionaryAfterABatchUsedItIsRejected(StreamCodec codec) throws IOException {
     byte[] bytes;
     try (VarCharVector first = strings("d", "apple", "banana");

@@ -1,11 +1,11 @@
 package dev.quiver.ipc;
 
-import static dev.quiver.ipc.IpcTestSupport.assertReleasedAndClose;
 import static dev.quiver.ipc.IpcTestSupport.encodeBatches;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.FilterInputStream;
@@ -17,27 +17,22 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A killed task's decode must stop with the JDK's interrupt exception, unwrapped, leaking nothing.
  */
+@ExtendWith(AllocatorExtension.class)
 class ArrowIpcInterruptTest {
 
   private BufferAllocator allocator;
 
   @BeforeEach
-  void createAllocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void checkNothingLeaked() {
-    assertReleasedAndClose(allocator);
+  void useTheTestsAllocator(BufferAllocator allocator) {
+    this.allocator = allocator;
   }
 
   @Test

@@ -1,7 +1,6 @@
 package dev.quiver.ipc;
 
 import static dev.quiver.ipc.IpcTestSupport.allRows;
-import static dev.quiver.ipc.IpcTestSupport.assertReleasedAndClose;
 import static dev.quiver.ipc.IpcTestSupport.batchRows;
 import static dev.quiver.ipc.IpcTestSupport.encodeBatches;
 import static dev.quiver.ipc.IpcTestSupport.rows;
@@ -11,9 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.io.ChunkedReads;
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
+import dev.quiver.testing.TrickleInputStream;
 import java.io.ByteArrayInputStream;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +22,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarCharVector;
@@ -35,32 +34,24 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+@ExtendWith(AllocatorExtension.class)
 class ArrowIpcRoundTripTest {
 
   private BufferAllocator allocator;
 
   @BeforeEach
-  void createAllocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void checkNothingLeaked() {
-    assertReleasedAndClose(allocator);
-  }
-
-  static List<StreamCodec> codecs() {
-    return Arrays.asList(StreamCodec.NONE, SparkStreamCodec.LZ4, SparkStreamCodec.ZSTD);
+  void useTheTestsAllocator(BufferAllocator allocator) {
+    this.allocator = allocator;
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void everyTypeRoundTripsRowByRowWithNulls(StreamCodec codec) throws IOException {
     try (VectorSchemaRoot original = TestData.allTypes(allocator, 300, 42)) {
       byte[] bytes = ArrowIpc.encode(original, null, codec);
@@ -86,7 +77,7 @@ class ArrowIpcRoundTripTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void columnsOfNothingButNullsRoundTrip(StreamCodec codec) throws IOException {
     try (VectorSchemaRoot allNull = VectorSchemaRoot.create(TestData.allTypesSchema(), allocator)) {
       // Freshly allocated validity buffers are zero: every row of every column is null.
@@ -105,7 +96,7 @@ class ArrowIpcRoundTripTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void deeplyNestedDataWithNullsAtEveryLevelRoundTrips(StreamCodec codec) throws IOException {
     try (VectorSchemaRoot original = nested(500)) {
       byte[] bytes = ArrowIpc.encode(original, null, codec);
@@ -119,7 +110,7 @@ class ArrowIpcRoundTripTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void severalBatchesComeBackInOrder(StreamCodec codec) throws IOException {
     List<VectorSchemaRoot> roots = new ArrayList<>();
     try {
@@ -143,7 +134,7 @@ class ArrowIpcRoundTripTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void zeroColumnBatchKeepsItsRowCount(StreamCodec codec) throws IOException {
     Schema noFields = new Schema(Collections.emptyList());
     try (ArrowRecordBatch batch =
@@ -163,7 +154,7 @@ class ArrowIpcRoundTripTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void schemaOnlyStreamDecodesToZeroBatches(StreamCodec codec) throws IOException {
     byte[] bytes =
         ArrowIpc.encode(TestData.allTypesSchema(), Collections.emptyList(), null, codec, allocator);
@@ -175,7 +166,7 @@ class ArrowIpcRoundTripTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void streamOfManyPiecesDecodesThroughTheChunkedReads(StreamCodec codec) throws IOException {
     // Seed 42: TestData.allTypes fails on some seeds past a few hundred rows (see the report).
     try (VectorSchemaRoot original = TestData.allTypes(allocator, 4000, 42)) {
@@ -189,7 +180,7 @@ class ArrowIpcRoundTripTest {
         assertEquals(Collections.singletonList(expected), batchRows(decoded, allocator));
       }
       // A source that hands out a few bytes per read must give the same answer.
-      InputStream trickle = new Trickle(new ByteArrayInputStream(bytes), 997);
+      InputStream trickle = new TrickleInputStream(new ByteArrayInputStream(bytes), 997);
       try (DecodedStream decoded = ArrowIpc.decode(trickle, codec, allocator, "trickle")) {
         assertEquals(expected, allRows(decoded, allocator));
       }
@@ -279,20 +270,5 @@ class ArrowIpcRoundTripTest {
 
   private static List<Field> list(Field field) {
     return Collections.singletonList(field);
-  }
-
-  /** Hands out at most {@code most} bytes per read, as a slow network stream might. */
-  private static final class Trickle extends FilterInputStream {
-    private final int most;
-
-    Trickle(InputStream in, int most) {
-      super(in);
-      this.most = most;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      return super.read(b, off, Math.min(len, most));
-    }
   }
 }

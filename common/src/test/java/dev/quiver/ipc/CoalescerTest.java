@@ -1,7 +1,6 @@
 package dev.quiver.ipc;
 
 import static dev.quiver.ipc.IpcTestSupport.allRows;
-import static dev.quiver.ipc.IpcTestSupport.assertReleasedAndClose;
 import static dev.quiver.ipc.IpcTestSupport.encodeBatches;
 import static dev.quiver.ipc.IpcTestSupport.rows;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -10,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +18,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -28,32 +27,24 @@ import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+@ExtendWith(AllocatorExtension.class)
 class CoalescerTest {
 
   private BufferAllocator allocator;
 
   @BeforeEach
-  void createAllocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void checkNothingLeaked() {
-    assertReleasedAndClose(allocator);
-  }
-
-  static List<StreamCodec> codecs() {
-    return Arrays.asList(StreamCodec.NONE, SparkStreamCodec.LZ4, SparkStreamCodec.ZSTD);
+  void useTheTestsAllocator(BufferAllocator allocator) {
+    this.allocator = allocator;
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void manyStreamsBecomeOneBatchWithTheRowsInOrder(StreamCodec codec) throws IOException {
     List<byte[]> streams = new ArrayList<>();
     List<String> expected = new ArrayList<>();

@@ -1,13 +1,14 @@
 package dev.quiver.ipc;
 
 import static dev.quiver.ipc.IpcTestSupport.allRows;
-import static dev.quiver.ipc.IpcTestSupport.assertReleasedAndClose;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.flatbuffers.FlatBufferBuilder;
+import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.Codecs;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -20,7 +21,6 @@ import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.Type;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -37,15 +37,16 @@ import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * What the strict reader refuses that Arrow's own reader accepts, crashes on, or reads wrongly:
  * byte order, hostile lengths (before any allocation), unchecked dictionary batches, unsupported
  * types, trailing bytes, body compression, indices outside their dictionary.
  */
+@ExtendWith(AllocatorExtension.class)
 class IpcStrictReadTest {
 
   private static final Field INTS = Field.nullable("n", new ArrowType.Int(32, true));
@@ -53,13 +54,8 @@ class IpcStrictReadTest {
   private BufferAllocator allocator;
 
   @BeforeEach
-  void createAllocator() {
-    allocator = new RootAllocator(256L << 20);
-  }
-
-  @AfterEach
-  void checkNothingLeaked() {
-    assertReleasedAndClose(allocator);
+  void useTheTestsAllocator(BufferAllocator allocator) {
+    this.allocator = allocator;
   }
 
   @Test
@@ -118,7 +114,7 @@ class IpcStrictReadTest {
         expectRefused(trailing, "trailing").getMessage().contains("follow the end-of-stream"));
     byte[] twoStreams = Arrays.copyOf(plain, plain.length * 2);
     System.arraycopy(plain, 0, twoStreams, plain.length, plain.length);
-    byte[] compressed = RawStreamWriter.compress(twoStreams, SparkStreamCodec.ZSTD);
+    byte[] compressed = Codecs.compress(SparkStreamCodec.ZSTD, twoStreams);
     IpcFormatException e =
         assertThrows(
             IpcFormatException.class,

@@ -1,7 +1,5 @@
 package dev.quiver.ipc;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,12 +17,6 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class IpcTestSupport {
 
   private IpcTestSupport() {}
-
-  /** Asserts that everything allocated from {@code allocator} was released, then closes it. */
-  static void assertReleasedAndClose(BufferAllocator allocator) {
-    assertEquals(0, allocator.getAllocatedMemory(), () -> "leaked: " + allocator.toVerboseString());
-    allocator.close();
-  }
 
   /** Encodes {@code roots} (one schema) as one stream, one record batch per root. */
   static byte[] encodeBatches(

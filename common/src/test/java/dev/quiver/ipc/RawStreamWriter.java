@@ -1,8 +1,8 @@
 package dev.quiver.ipc;
 
+import dev.quiver.testing.Codecs;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.util.Collections;
@@ -89,14 +89,6 @@ final class RawStreamWriter {
 
   /** The bytes written so far, compressed with {@code codec}. */
   byte[] compressed(StreamCodec codec) throws IOException {
-    return compress(toByteArray(), codec);
-  }
-
-  static byte[] compress(byte[] plain, StreamCodec codec) throws IOException {
-    ByteArrayOutputStream compressed = new ByteArrayOutputStream();
-    try (OutputStream out = codec.compress(compressed)) {
-      out.write(plain);
-    }
-    return compressed.toByteArray();
+    return Codecs.compress(codec, toByteArray());
   }
 }

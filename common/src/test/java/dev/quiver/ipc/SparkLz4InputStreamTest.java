@@ -1,19 +1,19 @@
 package dev.quiver.ipc;
 
 import static dev.quiver.ipc.SparkLz4Streams.compressible;
-import static dev.quiver.ipc.SparkLz4Streams.concat;
 import static dev.quiver.ipc.SparkLz4Streams.headers;
 import static dev.quiver.ipc.SparkLz4Streams.mixed;
-import static dev.quiver.ipc.SparkLz4Streams.random;
 import static dev.quiver.ipc.SparkLz4Streams.readAll;
 import static dev.quiver.ipc.SparkLz4Streams.write;
+import static dev.quiver.testing.Bytes.concat;
+import static dev.quiver.testing.Bytes.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.quiver.io.CountingInputStream;
-import dev.quiver.io.TrickleInputStream;
+import dev.quiver.testing.CountingInputStream;
+import dev.quiver.testing.TrickleInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -132,7 +132,7 @@ class SparkLz4InputStreamTest {
         new CountingInputStream(new ByteArrayInputStream(write(random(10, 1), 32 * KIB)));
     try (InputStream in = new SparkLz4InputStream(counting)) {
       assertEquals(0, in.read(new byte[4], 2, 0));
-      assertEquals(0, counting.reads());
+      assertEquals(0, counting.counts().reads());
     }
   }
 
@@ -144,8 +144,10 @@ class SparkLz4InputStreamTest {
     try (InputStream in = new SparkLz4InputStream(counting)) {
       assertArrayEquals(data, readAll(in, 4 * MIB));
     }
-    assertEquals(0, counting.availableCalls());
-    assertTrue(counting.largestRead() <= 64 * KIB, "largest read " + counting.largestRead());
+    assertEquals(0, counting.counts().availableCalls());
+    assertTrue(
+        counting.counts().largestRequested() <= 64 * KIB,
+        "largest read " + counting.counts().largestRequested());
   }
 
   @Test

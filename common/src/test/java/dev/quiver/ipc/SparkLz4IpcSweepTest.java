@@ -1,21 +1,20 @@
 package dev.quiver.ipc;
 
 import static dev.quiver.ipc.IpcTestSupport.allRows;
-import static dev.quiver.ipc.IpcTestSupport.assertReleasedAndClose;
 import static dev.quiver.ipc.IpcTestSupport.rows;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -23,6 +22,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Every byte of Spark-lz4 IPC streams of every supported type, flipped with several masks: the
  * decode ends in an {@link IpcFormatException} or in the original rows, and leaks nothing.
  */
+@ExtendWith(AllocatorExtension.class)
 class SparkLz4IpcSweepTest {
 
   private static final int[] MASKS = {0x01, 0x40, 0xff};
@@ -30,13 +30,8 @@ class SparkLz4IpcSweepTest {
   private BufferAllocator allocator;
 
   @BeforeEach
-  void createAllocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void checkNothingLeaked() {
-    assertReleasedAndClose(allocator);
+  void useTheTestsAllocator(BufferAllocator allocator) {
+    this.allocator = allocator;
   }
 
   @ParameterizedTest

@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.testing.Bytes;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -39,13 +40,6 @@ final class SparkLz4Streams {
         true);
   }
 
-  /** {@code length} bytes of noise: lz4 stores every block raw. */
-  static byte[] random(int length, long seed) {
-    byte[] data = new byte[length];
-    new Random(seed).nextBytes(data);
-    return data;
-  }
-
   /** {@code length} bytes of repetitive text with some noise: lz4 compresses every block. */
   static byte[] compressible(int length, long seed) {
     Random random = new Random(seed);
@@ -59,19 +53,12 @@ final class SparkLz4Streams {
   /** Alternating runs of noise and text: raw and lz4 blocks in one stream. */
   static byte[] mixed(int length, int runLength, long seed) {
     byte[] data = compressible(length, seed);
-    byte[] noise = random(length, seed + 1);
+    // Noise: lz4 stores such blocks raw.
+    byte[] noise = Bytes.random(length, seed + 1);
     for (int start = 0; start < length; start += 2 * runLength) {
       System.arraycopy(noise, start, data, start, Math.min(runLength, length - start));
     }
     return data;
-  }
-
-  static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (byte[] part : parts) {
-      out.write(part, 0, part.length);
-    }
-    return out.toByteArray();
   }
 
   /** A block header as it sits in a stream. */

@@ -8,20 +8,20 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.IpcFormatException;
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Random;
-import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -32,109 +32,90 @@ import org.junit.jupiter.params.provider.MethodSource;
 @org.junit.jupiter.api.Tag("bad-input")
 class BadBodyTest {
 
-  static Stream<BlockCodec> codecs() {
-    return Stream.of(BlockCodec.LZ4, BlockCodec.ZSTD, BlockCodec.SNAPPY, BlockCodec.NONE);
-  }
+  /** Bounded as an engine bounds a task: a random body's wild row count fails fast. */
+  @RegisterExtension
+  static final AllocatorExtension ALLOCATOR = AllocatorExtension.withLimit(16 << 20);
 
   @Test
-  void fieldCountDisagreeingWithTheSchemaIsCorruption() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] stream;
-      try (VectorSchemaRoot root = TestData.allTypes(allocator, 5, 1)) {
-        stream = Blocks.write(BlockCodec.LZ4, root);
-      }
-      stream[8] = 16; // the field count; the schema has 17
-      try (ShuffleBlockDecoder decoder =
-          new ShuffleBlockDecoder(new ByteArrayInputStream(stream), allocator)) {
-        ShuffleCorruptionException e =
-            assertThrows(ShuffleCorruptionException.class, decoder::next);
-        assertTrue(
-            e.getMessage().contains("the header declares 16 fields but the body's schema has 17"),
-            e.getMessage());
-        assertThrows(IllegalStateException.class, decoder::next, "no reading on after a failure");
-      }
-      // The raw path does not decode, so it hands on the count as written.
-      try (RawBlockIterator raw = new RawBlockIterator(new ByteArrayInputStream(stream))) {
-        assertTrue(raw.next());
-        assertEquals(16, raw.fieldCount());
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+  void fieldCountDisagreeingWithTheSchemaIsCorruption(BufferAllocator allocator)
+      throws IOException {
+    byte[] stream;
+    try (VectorSchemaRoot root = TestData.allTypes(allocator, 5, 1)) {
+      stream = Blocks.write(BlockCodec.LZ4, root);
+    }
+    stream[8] = 16; // the field count; the schema has 17
+    try (ShuffleBlockDecoder decoder =
+        new ShuffleBlockDecoder(new ByteArrayInputStream(stream), allocator)) {
+      ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, decoder::next);
+      assertTrue(
+          e.getMessage().contains("the header declares 16 fields but the body's schema has 17"),
+          e.getMessage());
+      assertThrows(IllegalStateException.class, decoder::next, "no reading on after a failure");
+    }
+    // The raw path does not decode, so it hands on the count as written.
+    try (RawBlockIterator raw = new RawBlockIterator(new ByteArrayInputStream(stream))) {
+      assertTrue(raw.next());
+      assertEquals(16, raw.fieldCount());
     }
   }
 
   @Test
-  void bodyWithTwoBatchesOrNoneIsCorruption() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] two;
-      byte[] zero;
-      try (VectorSchemaRoot root = TestData.buildSide(allocator, 0, 3);
-          ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
-        DictionaryProvider none = new DictionaryProvider.MapDictionaryProvider();
-        two =
-            ArrowIpc.encode(
-                root.getSchema(), Arrays.asList(batch, batch), none, BlockCodec.LZ4, allocator);
-        zero =
-            ArrowIpc.encode(
-                root.getSchema(), Collections.emptyList(), none, BlockCodec.LZ4, allocator);
-      }
-      assertDecoderRejects(
-          Blocks.block(3, BlockCodec.LZ4, two), "holds 2 record batches instead of one", allocator);
-      assertDecoderRejects(
-          Blocks.block(3, BlockCodec.LZ4, zero),
-          "holds 0 record batches instead of one",
-          allocator);
-      assertEquals(0, allocator.getAllocatedMemory());
+  void bodyWithTwoBatchesOrNoneIsCorruption(BufferAllocator allocator) throws IOException {
+    byte[] two;
+    byte[] zero;
+    try (VectorSchemaRoot root = TestData.buildSide(allocator, 0, 3);
+        ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
+      DictionaryProvider none = new DictionaryProvider.MapDictionaryProvider();
+      two =
+          ArrowIpc.encode(
+              root.getSchema(), Arrays.asList(batch, batch), none, BlockCodec.LZ4, allocator);
+      zero =
+          ArrowIpc.encode(
+              root.getSchema(), Collections.emptyList(), none, BlockCodec.LZ4, allocator);
     }
+    assertDecoderRejects(
+        Blocks.block(3, BlockCodec.LZ4, two), "holds 2 record batches instead of one", allocator);
+    assertDecoderRejects(
+        Blocks.block(3, BlockCodec.LZ4, zero), "holds 0 record batches instead of one", allocator);
   }
 
   @Test
-  void bodyInAnotherCodecThanItsTagIsCorruption() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] lz4Body;
-      try (VectorSchemaRoot root = TestData.buildSide(allocator, 0, 3)) {
-        lz4Body =
-            ArrowIpc.encode(root, new DictionaryProvider.MapDictionaryProvider(), BlockCodec.LZ4);
-      }
-      ShuffleCorruptionException e =
-          assertDecoderRejects(
-              Blocks.block(3, BlockCodec.ZSTD, lz4Body),
-              "the zstd body does not decode",
-              allocator);
-      assertInstanceOf(IpcFormatException.class, e.getCause());
-      assertEquals(0, allocator.getAllocatedMemory());
+  void bodyInAnotherCodecThanItsTagIsCorruption(BufferAllocator allocator) throws IOException {
+    byte[] lz4Body;
+    try (VectorSchemaRoot root = TestData.buildSide(allocator, 0, 3)) {
+      lz4Body =
+          ArrowIpc.encode(root, new DictionaryProvider.MapDictionaryProvider(), BlockCodec.LZ4);
     }
+    ShuffleCorruptionException e =
+        assertDecoderRejects(
+            Blocks.block(3, BlockCodec.ZSTD, lz4Body), "the zstd body does not decode", allocator);
+    assertInstanceOf(IpcFormatException.class, e.getCause());
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
-  void randomBodiesAreCorruption(BlockCodec codec) throws IOException {
+  @MethodSource("dev.quiver.testing.Codecs#blockCodecs")
+  void randomBodiesAreCorruption(BlockCodec codec, BufferAllocator allocator) throws IOException {
     Random random = new Random(17);
-    try (BufferAllocator allocator = new RootAllocator(16 << 20)) {
-      for (int i = 0; i < 100; i++) {
-        byte[] body = new byte[random.nextInt(400)];
-        random.nextBytes(body);
-        assertDecoderRejects(Blocks.block(3, codec, body), "body does not decode", allocator);
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+    for (int i = 0; i < 100; i++) {
+      byte[] body = new byte[random.nextInt(400)];
+      random.nextBytes(body);
+      assertDecoderRejects(Blocks.block(3, codec, body), "body does not decode", allocator);
     }
   }
 
   /** Random streams: both readers end or fail with an IOException, nothing else, no leak. */
   @Test
-  void randomStreamsFailCleanly() throws IOException {
+  void randomStreamsFailCleanly(BufferAllocator allocator) throws IOException {
     Random random = new Random(23);
-    try (BufferAllocator allocator = new RootAllocator(16 << 20)) {
-      for (int i = 0; i < 300; i++) {
-        byte[] stream = new byte[random.nextInt(300)];
-        random.nextBytes(stream);
-        if (i % 2 == 0 && stream.length >= 20) {
-          // Half with a plausible length and a real tag, so the body is read and decoded.
-          System.arraycopy(
-              Blocks.header(stream.length - 8, 3, BlockCodec.NONE.tag()), 0, stream, 0, 20);
-        }
-        readAllExpectingIOException(stream, allocator, "random stream " + i);
+    for (int i = 0; i < 300; i++) {
+      byte[] stream = new byte[random.nextInt(300)];
+      random.nextBytes(stream);
+      if (i % 2 == 0 && stream.length >= 20) {
+        // Half with a plausible length and a real tag, so the body is read and decoded.
+        System.arraycopy(
+            Blocks.header(stream.length - 8, 3, BlockCodec.NONE.tag()), 0, stream, 0, 20);
       }
-      assertEquals(0, allocator.getAllocatedMemory());
+      readAllExpectingIOException(stream, allocator, "random stream " + i);
     }
   }
 

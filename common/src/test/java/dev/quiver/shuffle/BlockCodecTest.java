@@ -1,5 +1,6 @@
 package dev.quiver.shuffle;
 
+import static dev.quiver.testing.Codecs.compress;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,24 +9,19 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.Codecs;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Random;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class BlockCodecTest {
-
-  static Stream<BlockCodec> codecs() {
-    return Stream.of(BlockCodec.LZ4, BlockCodec.ZSTD, BlockCodec.SNAPPY, BlockCodec.NONE);
-  }
 
   @Test
   void tagsAreCometsTags() {
@@ -36,7 +32,7 @@ class BlockCodecTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#blockCodecs")
   void lookupByTagFindsTheCodec(BlockCodec codec) throws IOException {
     assertSame(codec, BlockCodec.forTag(codec.tag()));
   }
@@ -85,7 +81,8 @@ class BlockCodecTest {
 
   @Test
   void writtenTagsAreTheCodecsAndCometsZstdVariant() {
-    codecs().forEach(codec -> assertTrue(BlockCodec.isWrittenTag(codec.tag()), codec::toString));
+    Codecs.blockCodecs()
+        .forEach(codec -> assertTrue(BlockCodec.isWrittenTag(codec.tag()), codec::toString));
     assertTrue(BlockCodec.isWrittenTag(new byte[] {(byte) 0xDA, 'S', 'T', 'D'}));
     for (String other : new String[] {"zstd", "LZ5_", "NONE ", "NON", ""}) {
       assertFalse(BlockCodec.isWrittenTag(ascii(other)), other);
@@ -93,7 +90,7 @@ class BlockCodecTest {
   }
 
   @ParameterizedTest
-  @MethodSource("codecs")
+  @MethodSource("dev.quiver.testing.Codecs#blockCodecs")
   void compressThenDecompressGivesTheBytesBack(BlockCodec codec) throws IOException {
     // Compressible and incompressible halves, larger than one LZ4 frame block (64 KiB).
     byte[] data = new byte[300_000];
@@ -143,14 +140,6 @@ class BlockCodecTest {
       }
       return out.toByteArray();
     }
-  }
-
-  private static byte[] compress(BlockCodec codec, byte[] data) throws IOException {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    try (OutputStream out = codec.compress(bytes)) {
-      out.write(data);
-    }
-    return bytes.toByteArray();
   }
 
   private static byte[] ascii(String s) {

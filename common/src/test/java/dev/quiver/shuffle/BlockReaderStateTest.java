@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.quiver.io.CountingInputStream;
 import dev.quiver.shuffle.BlockReader.State;
+import dev.quiver.testing.CountingInputStream;
 import dev.quiver.testing.FakeTask;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
@@ -216,7 +216,7 @@ class BlockReaderStateTest {
       assertEquals(State.CLOSED, reader.state());
       assertTrue(in.isClosed());
       assertThrows(IOException.class, reader::next);
-      assertEquals(0, in.reads(), "nothing was read");
+      assertEquals(0, in.counts().reads(), "nothing was read");
     }
   }
 

@@ -1,15 +1,13 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.testing.Bytes;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.types.pojo.Schema;
 
 /** Builds shuffle streams for tests: written by {@link ShuffleBlockWriter}, or by hand. */
 final class Blocks {
@@ -51,22 +49,7 @@ final class Blocks {
 
   /** A block around any body. */
   static byte[] block(long fieldCount, BlockCodec codec, byte[] body) {
-    return concat(
+    return Bytes.concat(
         header(ShuffleBlockFormat.HEADER_BYTES + body.length, fieldCount, codec.tag()), body);
-  }
-
-  static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (byte[] part : parts) {
-      out.write(part, 0, part.length);
-    }
-    return out.toByteArray();
-  }
-
-  /** A batch with no columns and {@code rows} rows. */
-  static VectorSchemaRoot zeroColumns(BufferAllocator allocator, int rows) {
-    VectorSchemaRoot root = VectorSchemaRoot.create(new Schema(Collections.emptyList()), allocator);
-    root.setRowCount(rows);
-    return root;
   }
 }

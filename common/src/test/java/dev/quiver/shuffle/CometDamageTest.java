@@ -8,24 +8,23 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
 import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.CometFiles;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.TreeSet;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -53,17 +52,10 @@ class CometDamageTest {
   private static final long FLIP_SEED = SEED + 2;
 
   /** Bounded, so that a corrupt length or row count fails fast instead of allocating wildly. */
-  private static final long ALLOCATOR_LIMIT = 256L << 20;
+  @RegisterExtension
+  static final AllocatorExtension ALLOCATOR = AllocatorExtension.withLimit(256L << 20);
 
-  private static final String MAP = CometTestFiles.MAPS[0];
-
-  private static Path root;
-
-  @BeforeAll
-  static void findTestData() {
-    root = CometTestFiles.root();
-    Assumptions.assumeTrue(root != null, "shared/testdata/comet-1.2.0 is not beside the repo");
-  }
+  private static final String MAP = CometFiles.MAPS.get(0);
 
   /** How damaged reads ended. */
   private static final class Outcomes {
@@ -85,56 +77,52 @@ class CometDamageTest {
   // ---- broadcast-0.bin, Spark's lz4 codec, through ArrowIpc.decode
 
   @Test
-  void broadcastTruncated() throws IOException {
-    byte[] bytes = Files.readAllBytes(root.resolve("broadcast-0.bin"));
-    try (BufferAllocator allocator = new RootAllocator(ALLOCATOR_LIMIT)) {
-      List<List<Object>> expected = readBroadcast(bytes, allocator);
-      assertEquals(20_000, expected.size());
-      Outcomes outcomes = new Outcomes();
-      for (int cut : offsets(new Random(TRUNCATION_SEED), bytes.length)) {
-        String what = "broadcast-0.bin cut at " + cut + " of " + bytes.length;
-        List<List<Object>> rows = readBroadcastDamaged(Arrays.copyOf(bytes, cut), allocator, what);
-        assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
-        if (rows == null) {
-          outcomes.failed++;
-        } else {
-          // Only the end of Spark's lz4 stream (its empty end block) is past the IPC stream.
-          assertEquals(expected, rows, what + " gave different rows");
-          assertTrue(cut >= bytes.length - 21, what + " read without error");
-          outcomes.sameRows++;
-        }
+  void broadcastTruncated(BufferAllocator allocator) throws IOException {
+    byte[] bytes = Files.readAllBytes(CometFiles.broadcast());
+    List<List<Object>> expected = readBroadcast(bytes, allocator);
+    assertEquals(CometFiles.DIM_ROWS, expected.size());
+    Outcomes outcomes = new Outcomes();
+    for (int cut : offsets(new Random(TRUNCATION_SEED), bytes.length)) {
+      String what = "broadcast-0.bin cut at " + cut + " of " + bytes.length;
+      List<List<Object>> rows = readBroadcastDamaged(Arrays.copyOf(bytes, cut), allocator, what);
+      assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
+      if (rows == null) {
+        outcomes.failed++;
+      } else {
+        // Only the end of Spark's lz4 stream (its empty end block) is past the IPC stream.
+        assertEquals(expected, rows, what + " gave different rows");
+        assertTrue(cut >= bytes.length - 21, what + " read without error");
+        outcomes.sameRows++;
       }
-      System.out.println("broadcast-0.bin, truncated: " + outcomes);
-      assertTrue(outcomes.failed > 0, outcomes.toString());
     }
+    System.out.println("broadcast-0.bin, truncated: " + outcomes);
+    assertTrue(outcomes.failed > 0, outcomes.toString());
   }
 
   @Test
-  void broadcastFlipped() throws IOException {
-    byte[] bytes = Files.readAllBytes(root.resolve("broadcast-0.bin"));
-    try (BufferAllocator allocator = new RootAllocator(ALLOCATOR_LIMIT)) {
-      List<List<Object>> expected = readBroadcast(bytes, allocator);
-      Outcomes outcomes = new Outcomes();
-      Random random = new Random(FLIP_SEED);
-      for (int at : offsets(random, bytes.length)) {
-        byte[] damaged = bytes.clone();
-        int mask = 1 << random.nextInt(8);
-        damaged[at] ^= (byte) mask;
-        String what = "broadcast-0.bin byte " + at + " ^ " + mask;
-        List<List<Object>> rows = readBroadcastDamaged(damaged, allocator, what);
-        assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
-        if (rows == null) {
-          outcomes.failed++;
-        } else {
-          // Spark's lz4 blocks carry xxhash32 checksums: a flip that reads is one that changes
-          // nothing the checksum covers, so the rows must be the same.
-          assertEquals(expected, rows, what + " gave different rows");
-          outcomes.sameRows++;
-        }
+  void broadcastFlipped(BufferAllocator allocator) throws IOException {
+    byte[] bytes = Files.readAllBytes(CometFiles.broadcast());
+    List<List<Object>> expected = readBroadcast(bytes, allocator);
+    Outcomes outcomes = new Outcomes();
+    Random random = new Random(FLIP_SEED);
+    for (int at : offsets(random, bytes.length)) {
+      byte[] damaged = bytes.clone();
+      int mask = 1 << random.nextInt(8);
+      damaged[at] ^= (byte) mask;
+      String what = "broadcast-0.bin byte " + at + " ^ " + mask;
+      List<List<Object>> rows = readBroadcastDamaged(damaged, allocator, what);
+      assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
+      if (rows == null) {
+        outcomes.failed++;
+      } else {
+        // Spark's lz4 blocks carry xxhash32 checksums: a flip that reads is one that changes
+        // nothing the checksum covers, so the rows must be the same.
+        assertEquals(expected, rows, what + " gave different rows");
+        outcomes.sameRows++;
       }
-      System.out.println("broadcast-0.bin, flipped: " + outcomes);
-      assertTrue(outcomes.failed > DAMAGES / 2, outcomes.toString());
     }
+    System.out.println("broadcast-0.bin, flipped: " + outcomes);
+    assertTrue(outcomes.failed > DAMAGES / 2, outcomes.toString());
   }
 
   private static List<List<Object>> readBroadcast(byte[] bytes, BufferAllocator allocator)
@@ -169,82 +157,74 @@ class CometDamageTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"lz4", "snappy"})
-  void shuffleTruncated(String codec) throws IOException {
-    CometTestFiles.MapOutput output = CometTestFiles.read(root.resolve("shuffle/" + codec), MAP);
+  void shuffleTruncated(String codec, BufferAllocator allocator) throws IOException {
+    CometTestFiles.MapOutput output = CometTestFiles.read(CometFiles.shuffleFolder(codec), MAP);
     byte[] data = output.data;
-    try (BufferAllocator allocator = new RootAllocator(ALLOCATOR_LIMIT)) {
-      List<List<List<Object>>> expected = readDecoder(data, output.offsets, allocator, codec, null);
-      assertEquals(expected, readRaw(data, output.offsets, allocator, codec, null));
-      Baseline baseline = new Baseline(data, output.offsets, expected);
-      TreeSet<Long> blockStarts = new TreeSet<>();
-      for (long offset : output.offsets) {
-        blockStarts.add(offset); // one block per partition in these files
-      }
-      Outcomes outcomes = new Outcomes();
-      for (int cut : offsets(new Random(TRUNCATION_SEED), data.length)) {
-        byte[] damaged = Arrays.copyOf(data, cut);
-        for (boolean raw : new boolean[] {false, true}) {
-          String what = codec + " " + MAP + ".data cut at " + cut + (raw ? ", raw" : ", decoder");
-          List<List<List<Object>>> rows =
-              readDamaged(damaged, baseline, allocator, codec, raw, what);
-          assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
-          if (rows == null) {
-            outcomes.failed++;
-          } else {
-            // Reading a partition's range of a cut file ends early; only at a block boundary can
-            // no reader tell (Spark's index, not the blocks, says where a partition ends).
-            assertTrue(blockStarts.contains((long) cut), what + " read without error");
-            assertEquals(prefix(expected, output.offsets, cut), rows, what);
-            outcomes.sameRows++;
-          }
+    List<List<List<Object>>> expected = readDecoder(data, output.offsets, allocator, codec, null);
+    assertEquals(expected, readRaw(data, output.offsets, allocator, codec, null));
+    Baseline baseline = new Baseline(data, output.offsets, expected);
+    TreeSet<Long> blockStarts = new TreeSet<>();
+    for (long offset : output.offsets) {
+      blockStarts.add(offset); // one block per partition in these files
+    }
+    Outcomes outcomes = new Outcomes();
+    for (int cut : offsets(new Random(TRUNCATION_SEED), data.length)) {
+      byte[] damaged = Arrays.copyOf(data, cut);
+      for (boolean raw : new boolean[] {false, true}) {
+        String what = codec + " " + MAP + ".data cut at " + cut + (raw ? ", raw" : ", decoder");
+        List<List<List<Object>>> rows = readDamaged(damaged, baseline, allocator, codec, raw, what);
+        assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
+        if (rows == null) {
+          outcomes.failed++;
+        } else {
+          // Reading a partition's range of a cut file ends early; only at a block boundary can
+          // no reader tell (Spark's index, not the blocks, says where a partition ends).
+          assertTrue(blockStarts.contains((long) cut), what + " read without error");
+          assertEquals(prefix(expected, output.offsets, cut), rows, what);
+          outcomes.sameRows++;
         }
       }
-      System.out.println(codec + " shuffle, truncated: " + outcomes);
-      assertEquals(0, allocator.getAllocatedMemory());
     }
+    System.out.println(codec + " shuffle, truncated: " + outcomes);
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"lz4", "snappy"})
-  void shuffleFlipped(String codec) throws IOException {
-    CometTestFiles.MapOutput output = CometTestFiles.read(root.resolve("shuffle/" + codec), MAP);
+  void shuffleFlipped(String codec, BufferAllocator allocator) throws IOException {
+    CometTestFiles.MapOutput output = CometTestFiles.read(CometFiles.shuffleFolder(codec), MAP);
     byte[] data = output.data;
     if (codec.equals("lz4")) {
       // Frame descriptor FLG after the 20-byte header and the 4-byte magic: version 01, independent
       // blocks, no block checksum, no content size, no content checksum.
       assertEquals(0x60, data[24] & 0xFF, "Comet's LZ4 frames carry no checksums");
     }
-    try (BufferAllocator allocator = new RootAllocator(ALLOCATOR_LIMIT)) {
-      List<List<List<Object>>> expected = readDecoder(data, output.offsets, allocator, codec, null);
-      Baseline baseline = new Baseline(data, output.offsets, expected);
-      Outcomes outcomes = new Outcomes();
-      Random random = new Random(FLIP_SEED);
-      for (int at : offsets(random, data.length)) {
-        byte[] damaged = data.clone();
-        int mask = 1 << random.nextInt(8);
-        damaged[at] ^= (byte) mask;
-        for (boolean raw : new boolean[] {false, true}) {
-          String what =
-              codec + " " + MAP + ".data byte " + at + " ^ " + mask + (raw ? ", raw" : ", decoder");
-          List<List<List<Object>>> rows =
-              readDamaged(damaged, baseline, allocator, codec, raw, what);
-          assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
-          if (rows == null) {
-            outcomes.failed++;
-          } else if (rows.equals(expected)) {
-            outcomes.sameRows++;
-          } else {
-            // Snappy's framing checksums every chunk (CRC32C): it must not get here.
-            assertEquals("lz4", codec, what + " gave different rows");
-            assertTrue(insideLz4Data(at, output.offsets), what + ": outside the compressed data");
-            outcomes.undetectable++;
-          }
+    List<List<List<Object>>> expected = readDecoder(data, output.offsets, allocator, codec, null);
+    Baseline baseline = new Baseline(data, output.offsets, expected);
+    Outcomes outcomes = new Outcomes();
+    Random random = new Random(FLIP_SEED);
+    for (int at : offsets(random, data.length)) {
+      byte[] damaged = data.clone();
+      int mask = 1 << random.nextInt(8);
+      damaged[at] ^= (byte) mask;
+      for (boolean raw : new boolean[] {false, true}) {
+        String what =
+            codec + " " + MAP + ".data byte " + at + " ^ " + mask + (raw ? ", raw" : ", decoder");
+        List<List<List<Object>>> rows = readDamaged(damaged, baseline, allocator, codec, raw, what);
+        assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
+        if (rows == null) {
+          outcomes.failed++;
+        } else if (rows.equals(expected)) {
+          outcomes.sameRows++;
+        } else {
+          // Snappy's framing checksums every chunk (CRC32C): it must not get here.
+          assertEquals("lz4", codec, what + " gave different rows");
+          assertTrue(insideLz4Data(at, output.offsets), what + ": outside the compressed data");
+          outcomes.undetectable++;
         }
       }
-      System.out.println(codec + " shuffle, flipped: " + outcomes);
-      assertTrue(outcomes.failed > 0, outcomes.toString());
-      assertEquals(0, allocator.getAllocatedMemory());
     }
+    System.out.println(codec + " shuffle, flipped: " + outcomes);
+    assertTrue(outcomes.failed > 0, outcomes.toString());
   }
 
   /** Whether {@code at} lies past a block's header, LZ4 frame magic and descriptor. */

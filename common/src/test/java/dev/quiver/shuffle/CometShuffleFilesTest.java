@@ -4,9 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.quiver.io.CountingInputStream;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
+import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.CometFiles;
+import dev.quiver.testing.CountingInputStream;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -22,13 +24,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -37,108 +38,96 @@ import org.junit.jupiter.params.provider.ValueSource;
  * FROM dim DISTRIBUTE BY k} into 16 partitions. Together they hold exactly the 20,000 rows of
  * {@code dim}, 11 columns with {@code k} first.
  */
+@ExtendWith(AllocatorExtension.class)
 class CometShuffleFilesTest {
 
-  private static final int DIM_ROWS = 20_000;
   private static final int DIM_FIELDS = 11;
 
-  private static Path root;
   private static Set<Long> dimKeys;
 
   @BeforeAll
-  static void findTestData() throws IOException {
-    root = CometTestFiles.root();
-    Assumptions.assumeTrue(root != null, "shared/testdata/comet-1.2.0 is not beside the repo");
-    dimKeys = readDimKeys(root.resolve("dim-rows.json.gz"));
-    assertEquals(DIM_ROWS, dimKeys.size());
+  static void readDim() throws IOException {
+    dimKeys = readDimKeys(CometFiles.dimRows());
+    assertEquals(CometFiles.DIM_ROWS, dimKeys.size());
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"lz4", "snappy"})
-  void decoderReadsEveryRowOfBothMaps(String codec) throws IOException {
+  void decoderReadsEveryRowOfBothMaps(String codec, BufferAllocator allocator) throws IOException {
     Set<Long> keys = new HashSet<>();
     long rows = 0;
-    try (BufferAllocator allocator = new RootAllocator()) {
-      for (String map : CometTestFiles.MAPS) {
-        CometTestFiles.MapOutput output =
-            CometTestFiles.read(root.resolve("shuffle/" + codec), map);
-        for (int p = 0; p < CometTestFiles.PARTITIONS; p++) {
-          CountingInputStream in =
-              new CountingInputStream(new ByteArrayInputStream(output.partition(p)));
-          String source = codec + "/" + map + " partition " + p;
-          try (ShuffleBlockDecoder decoder =
-              new ShuffleBlockDecoder(
-                  in, allocator, null, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH, source)) {
-            while (decoder.next()) {
-              VectorSchemaRoot batch = decoder.root();
-              assertEquals(DIM_FIELDS, batch.getSchema().getFields().size());
-              assertEquals(codec, decoder.codec().codecName());
-              rows += batch.getRowCount();
-              collectKeys(batch, keys);
-            }
+    for (String map : CometFiles.MAPS) {
+      CometTestFiles.MapOutput output = CometTestFiles.read(CometFiles.shuffleFolder(codec), map);
+      for (int p = 0; p < CometFiles.PARTITIONS; p++) {
+        CountingInputStream in =
+            new CountingInputStream(new ByteArrayInputStream(output.partition(p)));
+        String source = codec + "/" + map + " partition " + p;
+        try (ShuffleBlockDecoder decoder =
+            new ShuffleBlockDecoder(
+                in, allocator, null, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH, source)) {
+          while (decoder.next()) {
+            VectorSchemaRoot batch = decoder.root();
+            assertEquals(DIM_FIELDS, batch.getSchema().getFields().size());
+            assertEquals(codec, decoder.codec().codecName());
+            rows += batch.getRowCount();
+            collectKeys(batch, keys);
           }
-          assertEquals(0, in.availableCalls());
         }
+        assertEquals(0, in.counts().availableCalls());
       }
-      assertEquals(0, allocator.getAllocatedMemory());
     }
-    assertEquals(DIM_ROWS, rows);
+    assertEquals(CometFiles.DIM_ROWS, rows);
     assertEquals(dimKeys, keys, "the union of both maps is dim");
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"lz4", "snappy"})
-  void rawBlockIteratorHandsOverEveryBlockOfBothMaps(String codec) throws IOException {
+  void rawBlockIteratorHandsOverEveryBlockOfBothMaps(String codec, BufferAllocator allocator)
+      throws IOException {
     long rows = 0;
     int blocks = 0;
-    try (BufferAllocator allocator = new RootAllocator()) {
-      for (String map : CometTestFiles.MAPS) {
-        CometTestFiles.MapOutput output =
-            CometTestFiles.read(root.resolve("shuffle/" + codec), map);
-        for (int p = 0; p < CometTestFiles.PARTITIONS; p++) {
-          try (RawBlockIterator raw =
-              new RawBlockIterator(new ByteArrayInputStream(output.partition(p)))) {
-            while (raw.next()) {
-              blocks++;
-              assertEquals(DIM_FIELDS, raw.fieldCount());
-              assertEquals(codec, raw.codec().codecName());
-              ByteBuffer body = raw.body();
-              assertTrue(body.isDirect());
-              byte[] copy = new byte[body.remaining()];
-              body.get(copy);
-              // What a native engine would do with the body, done here with the JVM codecs.
-              try (DecodedStream decoded = ArrowIpc.decode(copy, raw.codec(), allocator, map);
-                  VectorSchemaRoot batch = VectorSchemaRoot.create(decoded.schema(), allocator)) {
-                assertEquals(1, decoded.batches().size());
-                new VectorLoader(batch).load(decoded.batches().get(0));
-                rows += batch.getRowCount();
-              }
+    for (String map : CometFiles.MAPS) {
+      CometTestFiles.MapOutput output = CometTestFiles.read(CometFiles.shuffleFolder(codec), map);
+      for (int p = 0; p < CometFiles.PARTITIONS; p++) {
+        try (RawBlockIterator raw =
+            new RawBlockIterator(new ByteArrayInputStream(output.partition(p)))) {
+          while (raw.next()) {
+            blocks++;
+            assertEquals(DIM_FIELDS, raw.fieldCount());
+            assertEquals(codec, raw.codec().codecName());
+            ByteBuffer body = raw.body();
+            assertTrue(body.isDirect());
+            byte[] copy = new byte[body.remaining()];
+            body.get(copy);
+            // What a native engine would do with the body, done here with the JVM codecs.
+            try (DecodedStream decoded = ArrowIpc.decode(copy, raw.codec(), allocator, map);
+                VectorSchemaRoot batch = VectorSchemaRoot.create(decoded.schema(), allocator)) {
+              assertEquals(1, decoded.batches().size());
+              new VectorLoader(batch).load(decoded.batches().get(0));
+              rows += batch.getRowCount();
             }
           }
         }
       }
-      assertEquals(0, allocator.getAllocatedMemory());
     }
-    assertEquals(DIM_ROWS, rows);
-    assertEquals(2 * CometTestFiles.PARTITIONS, blocks, "one block per partition per map");
+    assertEquals(CometFiles.DIM_ROWS, rows);
+    assertEquals(2 * CometFiles.PARTITIONS, blocks, "one block per partition per map");
   }
 
   @Test
-  void cometOffsetsAsLengthsZstdIsRejectedNamingTheSetting() throws IOException {
+  void cometOffsetsAsLengthsZstdIsRejectedNamingTheSetting(BufferAllocator allocator)
+      throws IOException {
     CometTestFiles.MapOutput output =
-        CometTestFiles.read(root.resolve("shuffle/zstd"), "shuffle_3_38_0");
+        CometTestFiles.read(CometFiles.shuffleFolder("zstd"), CometFiles.MAPS.get(0));
     int p = firstNonEmptyPartition(output);
-    try (BufferAllocator allocator = new RootAllocator()) {
-      try (ShuffleBlockDecoder decoder =
-          new ShuffleBlockDecoder(new ByteArrayInputStream(output.partition(p)), allocator)) {
-        assertRejectedAsOffsetsAsLengths(
-            assertThrows(ShuffleCorruptionException.class, decoder::next));
-      }
-      try (RawBlockIterator raw =
-          new RawBlockIterator(new ByteArrayInputStream(output.partition(p)))) {
-        assertRejectedAsOffsetsAsLengths(assertThrows(ShuffleCorruptionException.class, raw::next));
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+    try (ShuffleBlockDecoder decoder =
+        new ShuffleBlockDecoder(new ByteArrayInputStream(output.partition(p)), allocator)) {
+      assertRejectedAsOffsetsAsLengths(
+          assertThrows(ShuffleCorruptionException.class, decoder::next));
+    }
+    try (RawBlockIterator raw =
+        new RawBlockIterator(new ByteArrayInputStream(output.partition(p)))) {
+      assertRejectedAsOffsetsAsLengths(assertThrows(ShuffleCorruptionException.class, raw::next));
     }
   }
 
@@ -152,7 +141,7 @@ class CometShuffleFilesTest {
   }
 
   private static int firstNonEmptyPartition(CometTestFiles.MapOutput output) {
-    for (int p = 0; p < CometTestFiles.PARTITIONS; p++) {
+    for (int p = 0; p < CometFiles.PARTITIONS; p++) {
       if (output.offsets[p + 1] > output.offsets[p]) {
         return p;
       }

@@ -6,97 +6,89 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.Codecs;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.util.Arrays;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A segment of known length is consumed exactly: cut at a block boundary it fails instead of
  * reading as fewer blocks, and a longer one fails too, under the block readers and under Spark's
  * lz4 framing alike.
  */
+@ExtendWith(AllocatorExtension.class)
 class ExactLengthTest {
 
   private static final String SEGMENT = "shuffle 4 map 9 reduce partition 2";
 
   @Test
-  void aSegmentCutAtABlockBoundaryFailsWithTheTruncationError() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] stream = twoBlocks(allocator, BlockCodec.NONE);
-      int boundary = Blocks.boundaries(stream).get(1);
-      byte[] cut = Arrays.copyOf(stream, boundary);
+  void aSegmentCutAtABlockBoundaryFailsWithTheTruncationError(BufferAllocator allocator)
+      throws IOException {
+    byte[] stream = twoBlocks(allocator, BlockCodec.NONE);
+    int boundary = Blocks.boundaries(stream).get(1);
+    byte[] cut = Arrays.copyOf(stream, boundary);
 
-      // Without the length the cut is invisible: one block, then a clean end.
-      try (ShuffleBlockDecoder blind =
-          new ShuffleBlockDecoder(new ByteArrayInputStream(cut), allocator)) {
-        assertTrue(blind.next());
-        assertFalse(blind.next());
-      }
+    // Without the length the cut is invisible: one block, then a clean end.
+    try (ShuffleBlockDecoder blind =
+        new ShuffleBlockDecoder(new ByteArrayInputStream(cut), allocator)) {
+      assertTrue(blind.next());
+      assertFalse(blind.next());
+    }
 
-      try (ShuffleBlockDecoder decoder =
-          new ShuffleBlockDecoder(exact(cut, stream.length), allocator)) {
-        assertTrue(decoder.next());
-        EOFException e = assertThrows(EOFException.class, decoder::next);
-        assertEquals(
-            "Shuffle 4 map 9 reduce partition 2 ended after "
-                + boundary
-                + " of its "
-                + stream.length
-                + " bytes ("
-                + (stream.length - boundary)
-                + " missing)",
-            e.getMessage());
-      }
-      try (RawBlockIterator raw = new RawBlockIterator(exact(cut, stream.length))) {
-        assertTrue(raw.next());
-        EOFException e = assertThrows(EOFException.class, raw::next);
-        assertTrue(e.getMessage().contains("ended after " + boundary + " of its"), e.getMessage());
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+    try (ShuffleBlockDecoder decoder =
+        new ShuffleBlockDecoder(exact(cut, stream.length), allocator)) {
+      assertTrue(decoder.next());
+      EOFException e = assertThrows(EOFException.class, decoder::next);
+      assertEquals(
+          "Shuffle 4 map 9 reduce partition 2 ended after "
+              + boundary
+              + " of its "
+              + stream.length
+              + " bytes ("
+              + (stream.length - boundary)
+              + " missing)",
+          e.getMessage());
+    }
+    try (RawBlockIterator raw = new RawBlockIterator(exact(cut, stream.length))) {
+      assertTrue(raw.next());
+      EOFException e = assertThrows(EOFException.class, raw::next);
+      assertTrue(e.getMessage().contains("ended after " + boundary + " of its"), e.getMessage());
     }
   }
 
   @Test
-  void aSegmentOfExactlyItsLengthReadsToTheEnd() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] stream = twoBlocks(allocator, BlockCodec.LZ4);
-      try (ShuffleBlockDecoder decoder =
-          new ShuffleBlockDecoder(exact(stream, stream.length), allocator)) {
-        assertTrue(decoder.next());
-        assertTrue(decoder.next());
-        assertFalse(decoder.next());
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+  void aSegmentOfExactlyItsLengthReadsToTheEnd(BufferAllocator allocator) throws IOException {
+    byte[] stream = twoBlocks(allocator, BlockCodec.LZ4);
+    try (ShuffleBlockDecoder decoder =
+        new ShuffleBlockDecoder(exact(stream, stream.length), allocator)) {
+      assertTrue(decoder.next());
+      assertTrue(decoder.next());
+      assertFalse(decoder.next());
     }
   }
 
   @Test
-  void aSegmentLongerThanItsLengthIsCorrupt() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] stream = twoBlocks(allocator, BlockCodec.NONE);
-      int boundary = Blocks.boundaries(stream).get(1);
-      try (ShuffleBlockDecoder decoder =
-          new ShuffleBlockDecoder(exact(stream, boundary), allocator)) {
-        assertTrue(decoder.next());
-        ShuffleCorruptionException e =
-            assertThrows(ShuffleCorruptionException.class, decoder::next);
-        assertEquals(
-            "Shuffle 4 map 9 reduce partition 2 holds more than its expected "
-                + boundary
-                + " bytes: the stream goes on past byte "
-                + boundary,
-            e.getMessage());
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+  void aSegmentLongerThanItsLengthIsCorrupt(BufferAllocator allocator) throws IOException {
+    byte[] stream = twoBlocks(allocator, BlockCodec.NONE);
+    int boundary = Blocks.boundaries(stream).get(1);
+    try (ShuffleBlockDecoder decoder =
+        new ShuffleBlockDecoder(exact(stream, boundary), allocator)) {
+      assertTrue(decoder.next());
+      ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, decoder::next);
+      assertEquals(
+          "Shuffle 4 map 9 reduce partition 2 holds more than its expected "
+              + boundary
+              + " bytes: the stream goes on past byte "
+              + boundary,
+          e.getMessage());
     }
   }
 
@@ -106,29 +98,26 @@ class ExactLengthTest {
    * clean end at a block boundary; the length check sees the cut.
    */
   @Test
-  void theCheckSitsUnderSparksCodec() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] plain = twoBlocks(allocator, BlockCodec.NONE);
-      int boundary = Blocks.boundaries(plain).get(1);
-      byte[] first = sparkLz4(Arrays.copyOfRange(plain, 0, boundary));
-      byte[] second = sparkLz4(Arrays.copyOfRange(plain, boundary, plain.length));
-      int length = first.length + second.length;
+  void theCheckSitsUnderSparksCodec(BufferAllocator allocator) throws IOException {
+    byte[] plain = twoBlocks(allocator, BlockCodec.NONE);
+    int boundary = Blocks.boundaries(plain).get(1);
+    byte[] first = sparkLz4(Arrays.copyOfRange(plain, 0, boundary));
+    byte[] second = sparkLz4(Arrays.copyOfRange(plain, boundary, plain.length));
+    int length = first.length + second.length;
 
-      InputStream blind = SparkStreamCodec.LZ4.decompress(new ByteArrayInputStream(first));
-      try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(blind, allocator)) {
-        assertTrue(decoder.next());
-        assertFalse(decoder.next(), "without the length, the cut reads as a clean end");
-      }
+    InputStream blind = SparkStreamCodec.LZ4.decompress(new ByteArrayInputStream(first));
+    try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(blind, allocator)) {
+      assertTrue(decoder.next());
+      assertFalse(decoder.next(), "without the length, the cut reads as a clean end");
+    }
 
-      InputStream checked = SparkStreamCodec.LZ4.decompress(exact(first, length));
-      try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(checked, allocator)) {
-        assertTrue(decoder.next());
-        EOFException e = assertThrows(EOFException.class, decoder::next);
-        assertTrue(
-            e.getMessage().contains("ended after " + first.length + " of its " + length + " bytes"),
-            e.getMessage());
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+    InputStream checked = SparkStreamCodec.LZ4.decompress(exact(first, length));
+    try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(checked, allocator)) {
+      assertTrue(decoder.next());
+      EOFException e = assertThrows(EOFException.class, decoder::next);
+      assertTrue(
+          e.getMessage().contains("ended after " + first.length + " of its " + length + " bytes"),
+          e.getMessage());
     }
   }
 
@@ -144,11 +133,7 @@ class ExactLengthTest {
   }
 
   private static byte[] sparkLz4(byte[] bytes) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (OutputStream lz4 = SparkStreamCodec.LZ4.compress(out)) {
-      lz4.write(bytes);
-    }
-    return out.toByteArray();
+    return Codecs.compress(SparkStreamCodec.LZ4, bytes);
   }
 
   private static byte[] twoBlocks(BufferAllocator allocator, BlockCodec codec) throws IOException {

@@ -6,16 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
-import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -34,44 +34,39 @@ class FlippedBytesTest {
    * Bounded as an engine bounds a task's allocator. A flipped row count makes Arrow size vectors
    * for it while loading, before anything can check it; the limit turns that into a quick failure.
    */
-  private static final long ALLOCATOR_LIMIT = 16 << 20;
-
-  static Stream<BlockCodec> codecs() {
-    return Stream.of(BlockCodec.LZ4, BlockCodec.ZSTD, BlockCodec.SNAPPY, BlockCodec.NONE);
-  }
+  @RegisterExtension
+  static final AllocatorExtension ALLOCATOR = AllocatorExtension.withLimit(16 << 20);
 
   @ParameterizedTest
-  @MethodSource("codecs")
-  void decoderFailsCleanlyOrDecodesForEveryFlippedByte(BlockCodec codec) throws IOException {
-    try (BufferAllocator allocator = new RootAllocator(ALLOCATOR_LIMIT)) {
-      byte[] block = oneBlock(codec, allocator);
-      int failures = 0;
-      for (int i = 0; i < block.length; i++) {
-        for (int mask : masksFor(i)) {
-          byte[] flipped = block.clone();
-          flipped[i] ^= (byte) mask;
-          String what = codec + " block, byte " + i + " ^ " + mask;
-          try (ShuffleBlockDecoder decoder =
-              new ShuffleBlockDecoder(new ByteArrayInputStream(flipped), allocator)) {
-            while (decoder.next()) {
-              // A consumer reads every value: what passed the decoder must be safe to read.
-              List<List<Object>> values = Values.of(decoder.root());
-              assertEquals(decoder.root().getRowCount(), values.size());
-            }
-            assertTrue(i >= HEADER, what + ": a header flip must not pass");
-          } catch (IOException e) {
-            failures++;
-            assertNotNull(e.getMessage(), what);
-            assertTrue(e.getMessage().contains("block "), what + ": " + e.getMessage());
-          } catch (RuntimeException | Error e) {
-            fail(what + ": escaped as " + e, e);
+  @MethodSource("dev.quiver.testing.Codecs#blockCodecs")
+  void decoderFailsCleanlyOrDecodesForEveryFlippedByte(BlockCodec codec, BufferAllocator allocator)
+      throws IOException {
+    byte[] block = oneBlock(codec, allocator);
+    int failures = 0;
+    for (int i = 0; i < block.length; i++) {
+      for (int mask : masksFor(i)) {
+        byte[] flipped = block.clone();
+        flipped[i] ^= (byte) mask;
+        String what = codec + " block, byte " + i + " ^ " + mask;
+        try (ShuffleBlockDecoder decoder =
+            new ShuffleBlockDecoder(new ByteArrayInputStream(flipped), allocator)) {
+          while (decoder.next()) {
+            // A consumer reads every value: what passed the decoder must be safe to read.
+            List<List<Object>> values = Values.of(decoder.root());
+            assertEquals(decoder.root().getRowCount(), values.size());
           }
-          assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
+          assertTrue(i >= HEADER, what + ": a header flip must not pass");
+        } catch (IOException e) {
+          failures++;
+          assertNotNull(e.getMessage(), what);
+          assertTrue(e.getMessage().contains("block "), what + ": " + e.getMessage());
+        } catch (RuntimeException | Error e) {
+          fail(what + ": escaped as " + e, e);
         }
+        assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
       }
-      assertTrue(failures >= 2 * HEADER, codec + ": only " + failures + " flips failed");
-      assertEquals(0, allocator.getAllocatedMemory());
     }
+    assertTrue(failures >= 2 * HEADER, codec + ": only " + failures + " flips failed");
   }
 
   /**
@@ -80,13 +75,11 @@ class FlippedBytesTest {
    * length and the tag always fail.
    */
   @ParameterizedTest
-  @MethodSource("codecs")
-  void rawBlockIteratorRejectsEveryFlippedLengthOrTagByte(BlockCodec codec) throws IOException {
+  @MethodSource("dev.quiver.testing.Codecs#blockCodecs")
+  void rawBlockIteratorRejectsEveryFlippedLengthOrTagByte(
+      BlockCodec codec, BufferAllocator allocator) throws IOException {
     byte[] block;
-    try (BufferAllocator allocator = new RootAllocator()) {
-      block = oneBlock(codec, allocator);
-      assertEquals(0, allocator.getAllocatedMemory());
-    }
+    block = oneBlock(codec, allocator);
     for (int i = 0; i < HEADER; i++) {
       boolean fieldCountByte = i >= 8 && i < 16;
       for (int mask : MASKS) {

@@ -4,15 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.Bytes;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -20,6 +22,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Headers no valid block has: both readers reject them as corruption that names the block and its
  * offset, before allocating anything for the block.
  */
+@ExtendWith(AllocatorExtension.class)
 @org.junit.jupiter.api.Tag("bad-input")
 class HostileHeaderTest {
 
@@ -28,34 +31,31 @@ class HostileHeaderTest {
 
   @ParameterizedTest
   @ValueSource(longs = {-1, Long.MIN_VALUE, 1L << 62, 0, 5, 11, MAX + 1})
-  void impossibleLengthIsRejectedBeforeAllocating(long length) throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] good = goodBlock(allocator);
-      byte[] stream =
-          Blocks.concat(good, Blocks.header(length, 17, BlockCodec.NONE.tag()), new byte[64]);
+  void impossibleLengthIsRejectedBeforeAllocating(long length, BufferAllocator allocator)
+      throws IOException {
+    byte[] good = goodBlock(allocator);
+    byte[] stream =
+        Bytes.concat(good, Blocks.header(length, 17, BlockCodec.NONE.tag()), new byte[64]);
 
-      try (ShuffleBlockDecoder decoder =
-          new ShuffleBlockDecoder(
-              new ByteArrayInputStream(stream), allocator, null, MAX, "map 3 partition 5")) {
-        assertTrue(decoder.next());
-        long heapBefore = MemoryProbe.threadHeapAllocated();
-        ShuffleCorruptionException e =
-            assertThrows(ShuffleCorruptionException.class, decoder::next);
-        assertSmallHeapAllocation(heapBefore, ONE_MIB);
-        assertEquals(0, allocator.getAllocatedMemory(), "nothing allocated for the block");
-        assertRejectsLength(e, length, good.length);
-        assertTrue(e.getMessage().contains("(map 3 partition 5)"), e.getMessage());
-      }
+    try (ShuffleBlockDecoder decoder =
+        new ShuffleBlockDecoder(
+            new ByteArrayInputStream(stream), allocator, null, MAX, "map 3 partition 5")) {
+      assertTrue(decoder.next());
+      long heapBefore = MemoryProbe.threadHeapAllocated();
+      ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, decoder::next);
+      assertSmallHeapAllocation(heapBefore, ONE_MIB);
+      assertEquals(0, allocator.getAllocatedMemory(), "nothing allocated for the block");
+      assertRejectsLength(e, length, good.length);
+      assertTrue(e.getMessage().contains("(map 3 partition 5)"), e.getMessage());
+    }
 
-      try (RawBlockIterator raw =
-          new RawBlockIterator(new ByteArrayInputStream(stream), null, MAX, null)) {
-        assertTrue(raw.next());
-        long directBefore = MemoryProbe.directBufferCapacity();
-        ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, raw::next);
-        assertEquals(directBefore, MemoryProbe.directBufferCapacity(), "no direct buffer grown");
-        assertRejectsLength(e, length, good.length);
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+    try (RawBlockIterator raw =
+        new RawBlockIterator(new ByteArrayInputStream(stream), null, MAX, null)) {
+      assertTrue(raw.next());
+      long directBefore = MemoryProbe.directBufferCapacity();
+      ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, raw::next);
+      assertEquals(directBefore, MemoryProbe.directBufferCapacity(), "no direct buffer grown");
+      assertRejectsLength(e, length, good.length);
     }
   }
 
@@ -64,19 +64,16 @@ class HostileHeaderTest {
    * arrive, so the lie costs a few MiB at most, then an EOF that names the block.
    */
   @Test
-  void lengthBeyondTheStreamIsNotAllocatedUpFront() throws IOException {
+  void lengthBeyondTheStreamIsNotAllocatedUpFront(BufferAllocator allocator) throws IOException {
     long claimed = 1L << 30;
-    byte[] stream = Blocks.concat(Blocks.header(claimed, 3, BlockCodec.NONE.tag()), new byte[100]);
+    byte[] stream = Bytes.concat(Blocks.header(claimed, 3, BlockCodec.NONE.tag()), new byte[100]);
     String expected = "needed " + (claimed - ShuffleBlockFormat.HEADER_BYTES) + " bytes, got 100";
-    try (BufferAllocator allocator = new RootAllocator()) {
-      try (ShuffleBlockDecoder decoder =
-          new ShuffleBlockDecoder(new ByteArrayInputStream(stream), allocator)) {
-        long heapBefore = MemoryProbe.threadHeapAllocated();
-        EOFException e = assertThrows(EOFException.class, decoder::next);
-        assertSmallHeapAllocation(heapBefore, 2 * BodyBuffer.TRUSTED_LENGTH);
-        assertTrue(e.getMessage().contains(expected), e.getMessage());
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+    try (ShuffleBlockDecoder decoder =
+        new ShuffleBlockDecoder(new ByteArrayInputStream(stream), allocator)) {
+      long heapBefore = MemoryProbe.threadHeapAllocated();
+      EOFException e = assertThrows(EOFException.class, decoder::next);
+      assertSmallHeapAllocation(heapBefore, 2 * BodyBuffer.TRUSTED_LENGTH);
+      assertTrue(e.getMessage().contains(expected), e.getMessage());
     }
     try (RawBlockIterator raw = new RawBlockIterator(new ByteArrayInputStream(stream))) {
       long directBefore = MemoryProbe.directBufferCapacity();
@@ -88,41 +85,44 @@ class HostileHeaderTest {
   }
 
   @Test
-  void unknownTagIsRejectedNamingIt() throws IOException {
+  void unknownTagIsRejectedNamingIt(BufferAllocator allocator) throws IOException {
     byte[] tag = "LZ5_".getBytes(StandardCharsets.US_ASCII);
     assertBothReject(
-        Blocks.concat(Blocks.header(100, 3, tag), new byte[88]), "\"LZ5_\" (hex 4C 5A 35 5F)");
+        Bytes.concat(Blocks.header(100, 3, tag), new byte[88]),
+        "\"LZ5_\" (hex 4C 5A 35 5F)",
+        allocator);
   }
 
   @Test
-  void cometOffsetsAsLengthsTagIsRejectedNamingTheSetting() throws IOException {
+  void cometOffsetsAsLengthsTagIsRejectedNamingTheSetting(BufferAllocator allocator)
+      throws IOException {
     byte[] tag = {(byte) 0xDA, 'S', 'T', 'D'};
     String message =
         assertBothReject(
-            Blocks.concat(Blocks.header(100, 3, tag), new byte[88]),
-            "\"\\xDASTD\" (hex DA 53 54 44)");
+            Bytes.concat(Blocks.header(100, 3, tag), new byte[88]),
+            "\"\\xDASTD\" (hex DA 53 54 44)",
+            allocator);
     assertTrue(message.contains(BlockCodec.COMET_OFFSETS_AS_LENGTHS_SETTING + "=false"), message);
   }
 
   @ParameterizedTest
   @ValueSource(longs = {-1, 1L << 40, Integer.MAX_VALUE + 1L})
-  void impossibleFieldCountIsRejected(long fieldCount) throws IOException {
+  void impossibleFieldCountIsRejected(long fieldCount, BufferAllocator allocator)
+      throws IOException {
     assertBothReject(
-        Blocks.concat(Blocks.header(100, fieldCount, BlockCodec.NONE.tag()), new byte[88]),
-        "field count " + Long.toUnsignedString(fieldCount) + " is not a possible number");
+        Bytes.concat(Blocks.header(100, fieldCount, BlockCodec.NONE.tag()), new byte[88]),
+        "field count " + Long.toUnsignedString(fieldCount) + " is not a possible number",
+        allocator);
   }
 
   /** Both readers reject {@code stream}'s first block with a message holding {@code expected}. */
-  private static String assertBothReject(byte[] stream, String expected) throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      try (ShuffleBlockDecoder decoder =
-          new ShuffleBlockDecoder(new ByteArrayInputStream(stream), allocator)) {
-        ShuffleCorruptionException e =
-            assertThrows(ShuffleCorruptionException.class, decoder::next);
-        assertTrue(e.getMessage().contains(expected), e.getMessage());
-        assertTrue(e.getMessage().startsWith("Corrupt shuffle block 0 at stream offset 0"));
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+  private static String assertBothReject(byte[] stream, String expected, BufferAllocator allocator)
+      throws IOException {
+    try (ShuffleBlockDecoder decoder =
+        new ShuffleBlockDecoder(new ByteArrayInputStream(stream), allocator)) {
+      ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, decoder::next);
+      assertTrue(e.getMessage().contains(expected), e.getMessage());
+      assertTrue(e.getMessage().startsWith("Corrupt shuffle block 0 at stream offset 0"));
     }
     try (RawBlockIterator raw = new RawBlockIterator(new ByteArrayInputStream(stream))) {
       ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, raw::next);

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.ipc.SnappyStreams;
 import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.testing.Bytes;
+import dev.quiver.testing.Codecs;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
@@ -40,8 +42,8 @@ class HostileSnappyTest {
     byte[] data = sample(300_000);
     byte[] one = sparkSnappy(data);
     assertArrayEquals(data, readAll(SparkStreamCodec.SNAPPY.decompress(in(one))));
-    byte[] two = Blocks.concat(one, sparkSnappy(data));
-    assertArrayEquals(Blocks.concat(data, data), readAll(SnappyStreams.sparkStream(in(two))));
+    byte[] two = Bytes.concat(one, sparkSnappy(data));
+    assertArrayEquals(Bytes.concat(data, data), readAll(SnappyStreams.sparkStream(in(two))));
     assertArrayEquals(new byte[0], readAll(SnappyStreams.sparkStream(in(new byte[0]))));
     assertArrayEquals(new byte[0], readAll(SnappyStreams.sparkStream(in(HEADER))));
   }
@@ -64,7 +66,7 @@ class HostileSnappyTest {
    */
   @Test
   void aHostileChunkLengthCostsNoBigAllocation() throws IOException {
-    byte[] small = Blocks.concat(HEADER, bigEndian(32 << 20), new byte[100]);
+    byte[] small = Bytes.concat(HEADER, bigEndian(32 << 20), new byte[100]);
     long before = MemoryProbe.threadHeapAllocated();
     assertThrows(IOException.class, () -> readAll(new SnappyInputStream(in(small))));
     long snappyJava = MemoryProbe.threadHeapAllocated() - before;
@@ -72,7 +74,7 @@ class HostileSnappyTest {
       assertTrue(snappyJava >= 32 << 20, "snappy-java allocated only " + snappyJava);
     }
 
-    byte[] hostile = Blocks.concat(HEADER, bigEndian((512 << 20) - 1), new byte[100]);
+    byte[] hostile = Bytes.concat(HEADER, bigEndian((512 << 20) - 1), new byte[100]);
     before = MemoryProbe.threadHeapAllocated();
     EOFException e =
         assertThrows(EOFException.class, () -> readAll(SnappyStreams.sparkStream(in(hostile))));
@@ -89,7 +91,7 @@ class HostileSnappyTest {
   @Test
   void aHostileUncompressedLengthIsRefusedBeforeAllocating() throws IOException {
     byte[] varint = {(byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0x04, 0, 0, 0};
-    byte[] hostile = Blocks.concat(HEADER, bigEndian(varint.length), varint);
+    byte[] hostile = Bytes.concat(HEADER, bigEndian(varint.length), varint);
     long before = MemoryProbe.threadHeapAllocated();
     IOException e =
         assertThrows(IOException.class, () -> readAll(SnappyStreams.sparkStream(in(hostile))));
@@ -114,7 +116,7 @@ class HostileSnappyTest {
   @Test
   void aFramedChunkOverTheFormatsLimitIsRefusedBeforeReading() throws IOException {
     byte[] hostile =
-        Blocks.concat(identifier(), new byte[] {0x00, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF});
+        Bytes.concat(identifier(), new byte[] {0x00, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF});
     long before = MemoryProbe.threadHeapAllocated();
     IOException e =
         assertThrows(IOException.class, () -> readAll(SnappyStreams.framed(in(hostile))));
@@ -134,7 +136,7 @@ class HostileSnappyTest {
     IOException e =
         assertThrows(
             IOException.class,
-            () -> readAll(SnappyStreams.framed(in(Blocks.concat(identifier(), chunk)))));
+            () -> readAll(SnappyStreams.framed(in(Bytes.concat(identifier(), chunk)))));
     assertTrue(e.getMessage().contains("it declares 70000 uncompressed bytes"), e.getMessage());
   }
 
@@ -145,7 +147,7 @@ class HostileSnappyTest {
     IOException e =
         assertThrows(
             IOException.class,
-            () -> readAll(SnappyStreams.framed(in(Blocks.concat(identifier(), chunk)))));
+            () -> readAll(SnappyStreams.framed(in(Bytes.concat(identifier(), chunk)))));
     assertTrue(e.getMessage().endsWith("its checksum does not match its data"), e.getMessage());
   }
 
@@ -163,7 +165,7 @@ class HostileSnappyTest {
 
   private static byte[] framedChunk(int type, int maskedCrc, byte[] data) {
     int length = data.length + 4;
-    return Blocks.concat(
+    return Bytes.concat(
         new byte[] {(byte) type, (byte) length, (byte) (length >>> 8), (byte) (length >>> 16)},
         ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(maskedCrc).array(),
         data);
@@ -181,11 +183,7 @@ class HostileSnappyTest {
   }
 
   private static byte[] sparkSnappy(byte[] data) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (OutputStream snappy = SparkStreamCodec.SNAPPY.compress(out)) {
-      snappy.write(data);
-    }
-    return out.toByteArray();
+    return Codecs.compress(SparkStreamCodec.SNAPPY, data);
   }
 
   /** Compressible but not trivial. */

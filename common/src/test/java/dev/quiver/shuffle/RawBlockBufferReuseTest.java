@@ -5,23 +5,24 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The raw iterator hands every body in one direct buffer, replaced only when a body is larger. */
+@ExtendWith(AllocatorExtension.class)
 class RawBlockBufferReuseTest {
 
   @Test
-  void oneDirectBufferServesEveryBlockThatFits() throws IOException {
+  void oneDirectBufferServesEveryBlockThatFits(BufferAllocator allocator) throws IOException {
     byte[] stream;
-    try (BufferAllocator allocator = new RootAllocator();
-        VectorSchemaRoot medium = TestData.buildSide(allocator, 0, 100);
+    try (VectorSchemaRoot medium = TestData.buildSide(allocator, 0, 100);
         VectorSchemaRoot small = TestData.buildSide(allocator, 0, 10);
         VectorSchemaRoot large = TestData.buildSide(allocator, 0, 5000)) {
       stream = Blocks.write(BlockCodec.NONE, medium, small, large, small, medium);

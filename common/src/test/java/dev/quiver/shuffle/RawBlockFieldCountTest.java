@@ -4,100 +4,83 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.Bytes;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The raw-block path refuses a block whose declared field count differs from the stream's first
  * block or from the schema the caller expects, as the decoding path does: a native engine decodes
  * every body against one schema.
  */
+@ExtendWith(AllocatorExtension.class)
 class RawBlockFieldCountTest {
 
   @Test
-  void aBlockOfAnotherShapeThanTheFirstIsCorrupt() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] stream = mixedShapes(allocator);
-      List<Integer> starts = Blocks.boundaries(stream);
-      int first = buildSideFields();
-      int second = allTypesFields();
-      try (RawBlockIterator raw =
-          new RawBlockIterator(new ByteArrayInputStream(stream), null, 1 << 20, "map 2 reduce 7")) {
-        assertTrue(raw.next());
-        assertEquals(first, raw.fieldCount());
-        ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, raw::next);
-        assertEquals(1, e.blockIndex());
-        assertEquals((long) starts.get(1), e.blockOffset());
-        assertEquals(
-            "Corrupt shuffle block 1 at stream offset "
-                + starts.get(1)
-                + " (map 2 reduce 7): the header declares "
-                + second
-                + " fields, expected "
-                + first
-                + " (as the stream's first block declares)",
-            e.getMessage());
-        assertThrows(IllegalStateException.class, raw::next, "the position is lost");
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+  void aBlockOfAnotherShapeThanTheFirstIsCorrupt(BufferAllocator allocator) throws IOException {
+    byte[] stream = mixedShapes(allocator);
+    List<Integer> starts = Blocks.boundaries(stream);
+    int first = buildSideFields();
+    int second = allTypesFields();
+    try (RawBlockIterator raw =
+        new RawBlockIterator(new ByteArrayInputStream(stream), null, 1 << 20, "map 2 reduce 7")) {
+      assertTrue(raw.next());
+      assertEquals(first, raw.fieldCount());
+      ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, raw::next);
+      assertEquals(1, e.blockIndex());
+      assertEquals((long) starts.get(1), e.blockOffset());
+      assertEquals(
+          "Corrupt shuffle block 1 at stream offset "
+              + starts.get(1)
+              + " (map 2 reduce 7): the header declares "
+              + second
+              + " fields, expected "
+              + first
+              + " (as the stream's first block declares)",
+          e.getMessage());
+      assertThrows(IllegalStateException.class, raw::next, "the position is lost");
     }
   }
 
   @Test
-  void theCallersExpectedCountIsCheckedFromTheFirstBlock() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] stream = mixedShapes(allocator);
-      int first = buildSideFields();
-      try (RawBlockIterator raw =
-          new RawBlockIterator(
-              new ByteArrayInputStream(stream),
-              null,
-              ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,
-              null,
-              first + 1)) {
-        ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, raw::next);
-        assertEquals(0, e.blockIndex());
-        assertEquals(0, e.blockOffset());
-        assertTrue(
-            e.getMessage()
-                .endsWith(
-                    "the header declares "
-                        + first
-                        + " fields, expected "
-                        + (first + 1)
-                        + " (the schema the reader expects)"),
-            e.getMessage());
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+  void theCallersExpectedCountIsCheckedFromTheFirstBlock(BufferAllocator allocator)
+      throws IOException {
+    byte[] stream = mixedShapes(allocator);
+    int first = buildSideFields();
+    try (RawBlockIterator raw = expectingFields(stream, first + 1)) {
+      ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, raw::next);
+      assertEquals(0, e.blockIndex());
+      assertEquals(0, e.blockOffset());
+      assertTrue(
+          e.getMessage()
+              .endsWith(
+                  "the header declares "
+                      + first
+                      + " fields, expected "
+                      + (first + 1)
+                      + " (the schema the reader expects)"),
+          e.getMessage());
     }
   }
 
   @Test
-  void blocksOfTheExpectedShapeAreRead() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] stream;
-      try (VectorSchemaRoot a = TestData.buildSide(allocator, 0, 3);
-          VectorSchemaRoot b = TestData.buildSide(allocator, 3, 2)) {
-        stream = Blocks.write(BlockCodec.LZ4, a, b);
-      }
-      try (RawBlockIterator raw =
-          new RawBlockIterator(
-              new ByteArrayInputStream(stream),
-              null,
-              ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,
-              null,
-              buildSideFields())) {
-        assertTrue(raw.next());
-        assertTrue(raw.next());
-        assertEquals(false, raw.next());
-      }
-      assertEquals(0, allocator.getAllocatedMemory());
+  void blocksOfTheExpectedShapeAreRead(BufferAllocator allocator) throws IOException {
+    byte[] stream;
+    try (VectorSchemaRoot a = TestData.buildSide(allocator, 0, 3);
+        VectorSchemaRoot b = TestData.buildSide(allocator, 3, 2)) {
+      stream = Blocks.write(BlockCodec.LZ4, a, b);
+    }
+    try (RawBlockIterator raw = expectingFields(stream, buildSideFields())) {
+      assertTrue(raw.next());
+      assertTrue(raw.next());
+      assertEquals(false, raw.next());
     }
   }
 
@@ -108,11 +91,21 @@ class RawBlockFieldCountTest {
         () -> new RawBlockIterator(new ByteArrayInputStream(new byte[0]), null, 100, null, -2));
   }
 
+  /** A raw iterator over {@code stream} for a reader that expects {@code fields} fields. */
+  private static RawBlockIterator expectingFields(byte[] stream, int fields) {
+    return new RawBlockIterator(
+        new ByteArrayInputStream(stream),
+        null,
+        ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,
+        null,
+        fields);
+  }
+
   /** A build-side block, then an all-types block: two shapes in one stream. */
   private static byte[] mixedShapes(BufferAllocator allocator) throws IOException {
     try (VectorSchemaRoot a = TestData.buildSide(allocator, 0, 3);
         VectorSchemaRoot b = TestData.allTypes(allocator, 4, 1)) {
-      return Blocks.concat(Blocks.write(BlockCodec.NONE, a), Blocks.write(BlockCodec.NONE, b));
+      return Bytes.concat(Blocks.write(BlockCodec.NONE, a), Blocks.write(BlockCodec.NONE, b));
     }
   }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.EOFException;
@@ -12,8 +13,8 @@ import java.io.IOException;
 import java.util.List;
 import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -22,6 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * readers fail with an {@link EOFException} that names the block, after giving every block before
  * it.
  */
+@ExtendWith(AllocatorExtension.class)
 @org.junit.jupiter.api.Tag("bad-input")
 class ShuffleBlockTruncationTest {
 
@@ -31,37 +33,34 @@ class ShuffleBlockTruncationTest {
 
   @ParameterizedTest
   @MethodSource("codecs")
-  void decoderEndsCleanlyOnlyAtBlockBoundaries(BlockCodec codec) throws IOException {
-    try (BufferAllocator allocator = new RootAllocator()) {
-      byte[] stream = twoBlocks(codec, allocator);
-      List<Integer> starts = Blocks.boundaries(stream);
-      for (int cut = 0; cut <= stream.length; cut++) {
-        ByteArrayInputStream in = new ByteArrayInputStream(stream, 0, cut);
-        int complete = completeBlocks(starts, cut);
-        try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator)) {
-          for (int b = 0; b < complete; b++) {
-            assertTrue(decoder.next(), "cut " + cut + ", block " + b);
-            assertEquals(b == 0 ? 3 : 2, decoder.root().getRowCount());
-          }
-          if (starts.contains(cut)) {
-            assertFalse(decoder.next(), "cut " + cut + " is a block boundary");
-          } else {
-            assertNamesBlock(assertThrows(EOFException.class, decoder::next), complete, starts);
-          }
+  void decoderEndsCleanlyOnlyAtBlockBoundaries(BlockCodec codec, BufferAllocator allocator)
+      throws IOException {
+    byte[] stream = twoBlocks(codec, allocator);
+    List<Integer> starts = Blocks.boundaries(stream);
+    for (int cut = 0; cut <= stream.length; cut++) {
+      ByteArrayInputStream in = new ByteArrayInputStream(stream, 0, cut);
+      int complete = completeBlocks(starts, cut);
+      try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator)) {
+        for (int b = 0; b < complete; b++) {
+          assertTrue(decoder.next(), "cut " + cut + ", block " + b);
+          assertEquals(b == 0 ? 3 : 2, decoder.root().getRowCount());
         }
-        assertEquals(0, allocator.getAllocatedMemory(), "cut " + cut);
+        if (starts.contains(cut)) {
+          assertFalse(decoder.next(), "cut " + cut + " is a block boundary");
+        } else {
+          assertNamesBlock(assertThrows(EOFException.class, decoder::next), complete, starts);
+        }
       }
+      assertEquals(0, allocator.getAllocatedMemory(), "cut " + cut);
     }
   }
 
   @ParameterizedTest
   @MethodSource("codecs")
-  void rawBlockIteratorEndsCleanlyOnlyAtBlockBoundaries(BlockCodec codec) throws IOException {
+  void rawBlockIteratorEndsCleanlyOnlyAtBlockBoundaries(BlockCodec codec, BufferAllocator allocator)
+      throws IOException {
     byte[] stream;
-    try (BufferAllocator allocator = new RootAllocator()) {
-      stream = twoBlocks(codec, allocator);
-      assertEquals(0, allocator.getAllocatedMemory());
-    }
+    stream = twoBlocks(codec, allocator);
     List<Integer> starts = Blocks.boundaries(stream);
     for (int cut = 0; cut <= stream.length; cut++) {
       int complete = completeBlocks(starts, cut);

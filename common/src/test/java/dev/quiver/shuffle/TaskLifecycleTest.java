@@ -6,7 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.quiver.io.CountingInputStream;
+import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.CountingInputStream;
 import dev.quiver.testing.FakeTask;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
@@ -20,20 +21,20 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The readers within a task: a killed task finishes the read in progress and stops at the next
  * block; the task's completion closes the stream and the current batch, even mid-read.
  */
+@ExtendWith(AllocatorExtension.class)
 class TaskLifecycleTest {
 
   /** Three blocks of 10, 20 and 30 rows. */
-  private static byte[] threeBlocks() throws IOException {
-    try (BufferAllocator allocator = new RootAllocator();
-        VectorSchemaRoot a = TestData.buildSide(allocator, 0, 10);
+  private static byte[] threeBlocks(BufferAllocator allocator) throws IOException {
+    try (VectorSchemaRoot a = TestData.buildSide(allocator, 0, 10);
         VectorSchemaRoot b = TestData.buildSide(allocator, 10, 20);
         VectorSchemaRoot c = TestData.buildSide(allocator, 30, 30)) {
       return Blocks.write(BlockCodec.LZ4, a, b, c);
@@ -41,31 +42,30 @@ class TaskLifecycleTest {
   }
 
   @Test
-  void killedTaskStopsTheDecoderAtTheNextBlock() throws IOException {
+  void killedTaskStopsTheDecoderAtTheNextBlock(BufferAllocator allocator) throws IOException {
     FakeTask task = new FakeTask();
-    CountingInputStream in = new CountingInputStream(new ByteArrayInputStream(threeBlocks()));
-    try (BufferAllocator allocator = new RootAllocator()) {
-      ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task);
-      assertEquals(1, task.pendingListeners(), "registers to be closed at completion");
-      assertTrue(decoder.next());
-      int readsBefore = in.reads();
-      task.kill("speculative copy won");
-      FakeTask.KilledException e = assertThrows(FakeTask.KilledException.class, decoder::next);
-      assertEquals("speculative copy won", e.getMessage());
-      assertEquals(readsBefore, in.reads(), "nothing more is read once killed");
-      assertThrows(FakeTask.KilledException.class, decoder::next, "and it stays killed");
-      assertFalse(in.isClosed(), "the stream stays open until the task completes");
+    CountingInputStream in =
+        new CountingInputStream(new ByteArrayInputStream(threeBlocks(allocator)));
+    ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task);
+    assertEquals(1, task.pendingListeners(), "registers to be closed at completion");
+    assertTrue(decoder.next());
+    long readsBefore = in.counts().reads();
+    task.kill("speculative copy won");
+    FakeTask.KilledException e = assertThrows(FakeTask.KilledException.class, decoder::next);
+    assertEquals("speculative copy won", e.getMessage());
+    assertEquals(readsBefore, in.counts().reads(), "nothing more is read once killed");
+    assertThrows(FakeTask.KilledException.class, decoder::next, "and it stays killed");
+    assertFalse(in.isClosed(), "the stream stays open until the task completes");
 
-      task.complete();
-      assertTrue(in.isClosed());
-      assertEquals(0, allocator.getAllocatedMemory());
-    }
+    task.complete();
+    assertTrue(in.isClosed());
   }
 
   @Test
-  void killedTaskStopsTheRawIteratorAtTheNextBlock() throws IOException {
+  void killedTaskStopsTheRawIteratorAtTheNextBlock(BufferAllocator allocator) throws IOException {
     FakeTask task = new FakeTask();
-    CountingInputStream in = new CountingInputStream(new ByteArrayInputStream(threeBlocks()));
+    CountingInputStream in =
+        new CountingInputStream(new ByteArrayInputStream(threeBlocks(allocator)));
     RawBlockIterator raw = new RawBlockIterator(in, task);
     assertTrue(raw.next());
     task.kill("stage cancelled");
@@ -76,54 +76,50 @@ class TaskLifecycleTest {
   }
 
   @Test
-  void killDuringAReadLetsThatReadFinish() throws IOException {
+  void killDuringAReadLetsThatReadFinish(BufferAllocator allocator) throws IOException {
     FakeTask task = new FakeTask();
-    byte[] stream = threeBlocks();
+    byte[] stream = threeBlocks(allocator);
     int secondBlock = Blocks.boundaries(stream).get(1);
     // The kill arrives while the second block's body is being read.
     InputStream in =
         new KillingInputStream(new ByteArrayInputStream(stream), task, secondBlock + 30);
-    try (BufferAllocator allocator = new RootAllocator()) {
-      try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task)) {
-        assertTrue(decoder.next());
-        assertTrue(decoder.next(), "the block being read when the kill came is finished");
-        assertEquals(20, decoder.root().getRowCount());
-        assertTrue(task.isInterrupted());
-        assertThrows(FakeTask.KilledException.class, decoder::next);
-      }
-      task.complete();
-      assertEquals(0, allocator.getAllocatedMemory());
+    try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task)) {
+      assertTrue(decoder.next());
+      assertTrue(decoder.next(), "the block being read when the kill came is finished");
+      assertEquals(20, decoder.root().getRowCount());
+      assertTrue(task.isInterrupted());
+      assertThrows(FakeTask.KilledException.class, decoder::next);
     }
+    task.complete();
   }
 
   @Test
-  void completionClosesTheStreamAndTheCurrentBatch() throws IOException {
+  void completionClosesTheStreamAndTheCurrentBatch(BufferAllocator allocator) throws IOException {
     FakeTask task = new FakeTask();
-    CountingInputStream in = new CountingInputStream(new ByteArrayInputStream(threeBlocks()));
-    try (BufferAllocator allocator = new RootAllocator()) {
-      ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task);
-      assertTrue(decoder.next());
-      assertTrue(allocator.getAllocatedMemory() > 0);
+    CountingInputStream in =
+        new CountingInputStream(new ByteArrayInputStream(threeBlocks(allocator)));
+    ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task);
+    assertTrue(decoder.next());
+    assertTrue(allocator.getAllocatedMemory() > 0);
 
-      task.complete();
-      assertTrue(in.isClosed());
-      assertEquals(0, allocator.getAllocatedMemory(), "the current batch is closed");
-      assertThrows(IllegalStateException.class, decoder::root);
-      IOException e = assertThrows(IOException.class, decoder::next);
-      assertTrue(e.getMessage().contains("closed"), e.getMessage());
-      decoder.close(); // closing again is harmless
-    }
+    task.complete();
+    assertTrue(in.isClosed());
+    assertEquals(0, allocator.getAllocatedMemory(), "the current batch is closed");
+    assertThrows(IllegalStateException.class, decoder::root);
+    IOException e = assertThrows(IOException.class, decoder::next);
+    assertTrue(e.getMessage().contains("closed"), e.getMessage());
+    decoder.close(); // closing again is harmless
   }
 
   /** Completion from another thread unblocks a read stalled on a remote stream. */
   @Test
-  void completionUnblocksAStalledRead() throws Exception {
+  void completionUnblocksAStalledRead(BufferAllocator allocator) throws Exception {
     FakeTask task = new FakeTask();
-    byte[] stream = threeBlocks();
+    byte[] stream = threeBlocks(allocator);
     int stallAt = Blocks.boundaries(stream).get(1) + 10;
     StallingInputStream in = new StallingInputStream(new ByteArrayInputStream(stream), stallAt);
     ExecutorService reader = Executors.newSingleThreadExecutor();
-    try (BufferAllocator allocator = new RootAllocator()) {
+    try {
       ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task);
       Future<Boolean> first = reader.submit(decoder::next);
       assertTrue(first.get(10, TimeUnit.SECONDS));
@@ -134,7 +130,7 @@ class TaskLifecycleTest {
       ExecutionException e =
           assertThrows(ExecutionException.class, () -> second.get(10, TimeUnit.SECONDS));
       assertInstanceOf(IOException.class, e.getCause());
-      assertEquals(0, allocator.getAllocatedMemory());
+      assertEquals(0, allocator.getAllocatedMemory(), "completion freed the current batch");
     } finally {
       reader.shutdownNow();
     }

@@ -4,6 +4,7 @@ import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import org.apache.arrow.memory.BufferAllocator;
@@ -28,17 +29,19 @@ import org.apache.arrow.vector.complex.MapVector;
 import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.complex.impl.UnionListWriter;
 import org.apache.arrow.vector.complex.impl.UnionMapWriter;
+import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * Deterministic Arrow data for tests: every type Spark maps to Arrow, with nulls, or the
- * long/long/string shape of a broadcast build side.
+ * Deterministic Arrow data for tests: every type Spark maps to Arrow, with nulls; the
+ * long/long/string shape of a broadcast build side; a dictionary-encoded column; no columns at all.
  */
 public final class TestData {
 
@@ -46,6 +49,9 @@ public final class TestData {
 
   /** Nulls appear in every nullable column on rows where {@code row % nullEvery == 0}. */
   public static final int NULL_EVERY = 7;
+
+  /** The values of the dictionary of {@link #dictionarySchema}: {@code "color-0"} and on. */
+  public static final int COLORS = 3;
 
   /** The schema of {@link #allTypes}: one column per Arrow type that Spark maps to. */
   public static Schema allTypesSchema() {
@@ -219,5 +225,55 @@ public final class TestData {
     }
     root.setRowCount(rows);
     return root;
+  }
+
+  /** {@code rows} rows and no columns: only the row count travels. */
+  public static VectorSchemaRoot zeroColumns(BufferAllocator allocator, int rows) {
+    VectorSchemaRoot root = VectorSchemaRoot.create(new Schema(Collections.emptyList()), allocator);
+    root.setRowCount(rows);
+    return root;
+  }
+
+  /**
+   * {@code k} (long) and {@code d}: int32 indices into dictionary {@code id}, whose values are
+   * {@link #COLORS} strings; row {@code k} is {@code "color-" + (k % COLORS)}.
+   */
+  public static Schema dictionarySchema(long id) {
+    return new Schema(
+        Arrays.asList(
+            nullable("k", new ArrowType.Int(64, true)),
+            new Field(
+                "d", new FieldType(true, new ArrowType.Int(32, true), colorEncoding(id)), null)));
+  }
+
+  /** The dictionary {@link #dictionarySchema}'s {@code d} refers to; its vector is the caller's. */
+  public static Dictionary colorDictionary(BufferAllocator allocator, long id) {
+    VarCharVector colors = new VarCharVector("colors", allocator);
+    colors.allocateNew();
+    for (int i = 0; i < COLORS; i++) {
+      colors.setSafe(i, ("color-" + i).getBytes(StandardCharsets.UTF_8));
+    }
+    colors.setValueCount(COLORS);
+    return new Dictionary(colors, colorEncoding(id));
+  }
+
+  /** {@code rows} rows of {@link #dictionarySchema} from key {@code firstKey}. */
+  public static VectorSchemaRoot dictionaryIndices(
+      BufferAllocator allocator, long id, long firstKey, int rows) {
+    VectorSchemaRoot root = VectorSchemaRoot.create(dictionarySchema(id), allocator);
+    root.allocateNew();
+    BigIntVector k = (BigIntVector) root.getVector("k");
+    IntVector d = (IntVector) root.getVector("d");
+    for (int r = 0; r < rows; r++) {
+      long key = firstKey + r;
+      k.setSafe(r, key);
+      d.setSafe(r, (int) (key % COLORS));
+    }
+    root.setRowCount(rows);
+    return root;
+  }
+
+  private static DictionaryEncoding colorEncoding(long id) {
+    return new DictionaryEncoding(id, false, new ArrowType.Int(32, true));
   }
 }

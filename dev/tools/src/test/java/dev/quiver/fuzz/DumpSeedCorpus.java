@@ -14,18 +14,18 @@ import java.util.Map;
  * src/test/resources/dev/quiver/fuzz/DumpFuzzTestInputs/} of this module. Run by {@code dev/fuzz
  * --seeds}.
  *
- * <pre>DumpSeedCorpus RESOURCES_DIR COMET_DIR</pre>
+ * <pre>DumpSeedCorpus RESOURCES_DIR</pre>
  */
 public final class DumpSeedCorpus {
 
   private DumpSeedCorpus() {}
 
   public static void main(String[] args) throws IOException {
-    if (args.length != 2) {
-      System.err.println("usage: DumpSeedCorpus RESOURCES_DIR COMET_DIR");
+    if (args.length != 1) {
+      System.err.println("usage: DumpSeedCorpus RESOURCES_DIR");
       System.exit(2);
     }
-    SeedCorpus corpus = new SeedCorpus(Paths.get(args[0]), Paths.get(args[1]));
+    SeedCorpus corpus = new SeedCorpus(Paths.get(args[0]));
     try {
       write(corpus);
     } finally {

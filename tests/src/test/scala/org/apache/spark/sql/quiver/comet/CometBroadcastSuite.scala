@@ -1,11 +1,11 @@
 package org.apache.spark.sql.quiver.comet
 
-import java.io.File
 import java.nio.file.Files
 import java.sql.Timestamp
 
 import org.apache.spark.sql.quiver.QuiverRuntime
 import dev.quiver.spark.broadcast.ArrowBroadcastRDD
+import dev.quiver.testing.CometFiles
 import org.apache.spark.sql.quiver.{QuiverSparkSession, SparkRows}
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -15,7 +15,7 @@ class CometBroadcastSuite extends AnyFunSuite with QuiverSparkSession {
   private lazy val expectedRows = SparkRows.sorted(CometTestData.dimRows(spark))
 
   private def readAll(share: Boolean): Seq[Seq[Any]] = {
-    val bytes = Files.readAllBytes(new File(CometTestData.require(), "broadcast-0.bin").toPath)
+    val bytes = Files.readAllBytes(CometFiles.broadcast())
     val broadcast = spark.sparkContext.broadcast(Array(bytes))
     val schema = CometTestData.dimSchema
     try
@@ -44,9 +44,12 @@ class CometBroadcastSuite extends AnyFunSuite with QuiverSparkSession {
       s"broadcast-0.bin gives exactly dim's rows, two tasks, sharing ${if (share) "on" else "off"}"
     ) {
       val expected = expectedRows
-      assert(expected.size == 20000)
+      assert(expected.size == CometFiles.DIM_ROWS)
       val rows = readAll(share)
-      assert(rows.size == 2 * 20000, "each of the two tasks reads the whole broadcast")
+      assert(
+        rows.size == 2 * CometFiles.DIM_ROWS,
+        "each of the two tasks reads the whole broadcast"
+      )
       val actual =
         rows.map(row => SparkRows.normalize(row.map(toJsonPrecision))).sortBy(_.toString)
       val (first, second) = actual.zipWithIndex.partition(_._2 % 2 == 0)

@@ -1,32 +1,14 @@
 package org.apache.spark.sql.quiver.comet
 
-import java.io.File
-
+import dev.quiver.testing.CometFiles
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.types._
-import org.scalatest.Assertions
 
 /**
- * The files Apache DataFusion Comet 1.2.0 wrote on Spark 4.1.3 (`shared/testdata/comet-1.2.0`,
- * beside the repository), and the rows Spark computes for them.
+ * The files Apache DataFusion Comet 1.2.0 wrote on Spark 4.1.3 (common's test resources, found
+ * through [[CometFiles]] in common's test jar), and the rows Spark computes for them.
  */
-object CometTestData extends Assertions {
-
-  /** The folder, or `None` where the shared test data is not beside the repository. */
-  lazy val folder: Option[File] = {
-    val root = new File(sys.props.getOrElse("quiver.repo.root", ".")).getAbsoluteFile
-    Seq(
-      new File(root, "../shared/testdata/comet-1.2.0"),
-      new File(root, "shared/testdata/comet-1.2.0")
-    )
-      .find(_.isDirectory)
-  }
-
-  /** Cancels the calling test when the files are missing. */
-  def require(): File = {
-    assume(folder.isDefined, "shared/testdata/comet-1.2.0 is not beside the repository")
-    folder.get
-  }
+object CometTestData {
 
   /** `dim` as the README describes it; Comet's own files name no fields, so match by position. */
   val dimSchema: StructType = StructType(
@@ -52,7 +34,7 @@ object CometTestData extends Assertions {
   def dimRows(spark: SparkSession): Seq[Row] =
     spark.read
       .schema(dimSchema)
-      .json(new File(require(), "dim-rows.json.gz").getPath)
+      .json(CometFiles.dimRows().toString)
       .collect()
       .toSeq
 }

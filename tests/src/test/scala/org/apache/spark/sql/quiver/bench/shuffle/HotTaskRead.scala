@@ -1,10 +1,11 @@
 package org.apache.spark.sql.quiver.bench.shuffle
 
-import java.io.{ByteArrayInputStream, FilterInputStream, InputStream}
+import java.io.ByteArrayInputStream
 import java.lang.management.ManagementFactory
 
 import dev.quiver.ipc.ArrowIpc
 import dev.quiver.spark.shuffle.QuiverShuffleMetrics
+import dev.quiver.testing.CountingInputStream
 import org.apache.arrow.vector.{VectorLoader, VectorSchemaRoot}
 import org.apache.spark.ShuffleDependency
 import org.apache.spark.sql.quiver.shuffle.{ReduceTask, ShuffleReadRDD, ShuffleSettings}
@@ -54,7 +55,7 @@ class HotTaskRead(
 
   override protected def read(task: ReduceTask): Iterator[ReadResult] = {
     val threads = ManagementFactory.getThreadMXBean
-    val counted = new CallCounts
+    val counted = new CountingInputStream.Counts
     var streams = 0
     var blocks = 0L
     var rows = 0L
@@ -62,7 +63,7 @@ class HotTaskRead(
     val cpuStart = threads.getCurrentThreadCpuTime
     val wallStart = System.nanoTime()
     while (task.hasNextStream) {
-      val in = counted.wrap(task.nextStream())
+      val in = new CountingInputStream(task.nextStream(), counted)
       streams += 1
       reader match {
         case Reader.QuiverDecode =>
@@ -106,8 +107,8 @@ class HotTaskRead(
         blocks,
         rows,
         bodyBytes,
-        counted.available,
-        counted.reads
+        counted.availableCalls(),
+        counted.reads()
       )
     )
   }
@@ -128,28 +129,5 @@ class HotTaskRead(
         root.getRowCount.toLong
       } finally root.close()
     } finally decoded.close()
-  }
-}
-
-/** Counts `available()` and read calls on the streams it wraps, in one task. */
-private class CallCounts {
-  var available = 0L
-  var reads = 0L
-
-  def wrap(stream: InputStream): InputStream = new FilterInputStream(stream) {
-    override def available(): Int = {
-      CallCounts.this.available += 1
-      super.available()
-    }
-
-    override def read(): Int = {
-      reads += 1
-      super.read()
-    }
-
-    override def read(b: Array[Byte], off: Int, len: Int): Int = {
-      reads += 1
-      stream.read(b, off, len)
-    }
   }
 }
