@@ -14,9 +14,10 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * Gives each test an Arrow allocator of its own, named after the test and limited, and fails the
- * test when the allocator still holds memory once the test and its {@code @AfterEach} methods are
- * done. Every {@link BufferAllocator} parameter of the test method and of its {@code @BeforeEach}
- * and {@code @AfterEach} methods is the same allocator:
+ * test when the allocator still holds memory (or an open child allocator) once the test and its
+ * {@code @AfterEach} methods are done; it is closed either way. Every {@link BufferAllocator}
+ * parameter of the test method and of its {@code @BeforeEach} and {@code @AfterEach} methods is the
+ * same allocator:
  *
  * <pre>
  * &#64;ExtendWith(AllocatorExtension.class)                  // limit: DEFAULT_LIMIT_BYTES
