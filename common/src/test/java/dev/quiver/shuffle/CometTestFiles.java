@@ -11,18 +11,7 @@ import java.nio.file.Path;
  */
 final class CometTestFiles {
 
-  /** {@link CometFiles#MAPS}, for {@code CometDumpTest} until it moves with the dump tool. */
-  static final String[] MAPS = CometFiles.MAPS.toArray(new String[0]);
-
-  /** {@link CometFiles#PARTITIONS}, for {@code CometDumpTest} likewise. */
-  static final int PARTITIONS = CometFiles.PARTITIONS;
-
   private CometTestFiles() {}
-
-  /** {@link CometFiles#root()}, for {@code CometDumpTest} likewise. */
-  static Path root() {
-    return CometFiles.root();
-  }
 
   /** One map output: its data file and the start offsets of its partitions (plus the end). */
   static final class MapOutput {
@@ -47,7 +36,7 @@ final class CometTestFiles {
   static MapOutput read(Path codecDir, String map) throws IOException {
     byte[] data = Files.readAllBytes(codecDir.resolve(map + ".data"));
     ShuffleIndex index = ShuffleIndex.read(codecDir.resolve(map + ".index"), data.length);
-    if (index.partitions() != PARTITIONS) {
+    if (index.partitions() != CometFiles.PARTITIONS) {
       throw new IOException(map + ".index has " + index.partitions() + " partitions");
     }
     return new MapOutput(map, data, index.offsets());

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.quiver.testing.CometFiles;
 import dev.quiver.testing.DumpRun;
 import dev.quiver.tools.QuiverDump;
 import java.io.BufferedReader;
@@ -30,7 +31,6 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -73,8 +73,7 @@ class CometDumpTest {
 
   @BeforeAll
   static void findTestData() throws IOException {
-    root = CometTestFiles.root();
-    Assumptions.assumeTrue(root != null, "shared/testdata/comet-1.2.0 is not beside the repo");
+    root = CometFiles.root();
     dim = new HashMap<>();
     try (InputStream in =
             new GZIPInputStream(Files.newInputStream(root.resolve("dim-rows.json.gz")));
@@ -118,8 +117,8 @@ class CometDumpTest {
         c ->
             DumpRun.of(
                 "--rows",
-                file("shuffle/" + c + "/" + CometTestFiles.MAPS[0] + ".data"),
-                file("shuffle/" + c + "/" + CometTestFiles.MAPS[1] + ".index")));
+                file("shuffle/" + c + "/" + CometFiles.MAPS.get(0) + ".data"),
+                file("shuffle/" + c + "/" + CometFiles.MAPS.get(1) + ".index")));
   }
 
   @ParameterizedTest
@@ -134,7 +133,7 @@ class CometDumpTest {
     long rows = 0;
     String tag = codec.equals("lz4") ? "LZ4_" : "SNAP";
     for (int f = 0; f < files.length; f++) {
-      String map = CometTestFiles.MAPS[f];
+      String map = CometFiles.MAPS.get(f);
       String out = files[f];
       Path data = root.resolve("shuffle/" + codec + "/" + map + ".data");
       assertTrue(out.startsWith("shuffle data " + data + ": "), out);
@@ -157,7 +156,7 @@ class CometDumpTest {
         partitionRows += Long.parseLong(partition.group(5));
         partitions++;
       }
-      assertEquals(CometTestFiles.PARTITIONS, partitions, out);
+      assertEquals(CometFiles.PARTITIONS, partitions, out);
 
       Matcher block = BLOCK.matcher(out);
       long blockRows = 0;
@@ -174,7 +173,7 @@ class CometDumpTest {
         blocks++;
       }
       assertEquals(Files.size(data), next, "the blocks cover the data file");
-      assertEquals(CometTestFiles.PARTITIONS, blocks, "one block per partition");
+      assertEquals(CometFiles.PARTITIONS, blocks, "one block per partition");
 
       Matcher total = SHUFFLE_TOTAL.matcher(out);
       assertTrue(total.find(), out);
@@ -189,7 +188,7 @@ class CometDumpTest {
 
   @Test
   void cometZstdVariantEndsWithTheSettingAndExitOne() {
-    DumpRun run = DumpRun.of(file("shuffle/zstd/" + CometTestFiles.MAPS[0] + ".data"));
+    DumpRun run = DumpRun.of(file("shuffle/zstd/" + CometFiles.MAPS.get(0) + ".data"));
     assertEquals(1, run.status, run::toString);
     assertOneErrorLine(run);
     assertTrue(
@@ -203,7 +202,7 @@ class CometDumpTest {
 
   @Test
   void verboseAddsTheStackTrace() {
-    DumpRun run = DumpRun.of("--verbose", file("shuffle/zstd/" + CometTestFiles.MAPS[1] + ".data"));
+    DumpRun run = DumpRun.of("--verbose", file("shuffle/zstd/" + CometFiles.MAPS.get(1) + ".data"));
     assertEquals(1, run.status, run::toString);
     assertTrue(run.err.startsWith("error: "), run::toString);
     assertTrue(run.err.contains("\n\tat dev.quiver.shuffle."), run::toString);
