@@ -1,7 +1,7 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertAllFreedAndClose;
+import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -16,6 +16,7 @@ import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.IpcFormatException;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import dev.quiver.testing.LogCapture;
 import java.io.ByteArrayInputStream;
@@ -31,10 +32,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.event.Level;
 
 /**
@@ -42,6 +43,7 @@ import org.slf4j.event.Level;
  * failed decode or refused broadcast, and INFO for each task that decodes for itself after a
  * failure. Recorded through {@link LogCapture}, the SLF4J provider of common's tests.
  */
+@ExtendWith(AllocatorExtension.class)
 class DecodedBroadcastCacheLoggingTest {
 
   private BufferAllocator allocator;
@@ -51,8 +53,8 @@ class DecodedBroadcastCacheLoggingTest {
   private LogCapture ipcLog;
 
   @BeforeEach
-  void setUp() {
-    allocator = new RootAllocator();
+  void setUp(BufferAllocator allocator) {
+    this.allocator = allocator;
     executor = Executors.newCachedThreadPool();
     decoder = new ScriptedDecoder();
     cacheLog = LogCapture.of(DecodedBroadcastCache.class);
@@ -106,7 +108,7 @@ class DecodedBroadcastCacheLoggingTest {
     assertEquals(
         "Released broadcast 41 (" + decodedBytes + " bytes): its last task completed",
         last(cacheLog.at(Level.DEBUG)));
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -132,7 +134,7 @@ class DecodedBroadcastCacheLoggingTest {
     }
     first.complete();
     second.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -160,7 +162,7 @@ class DecodedBroadcastCacheLoggingTest {
         ipcLog.events().stream().noneMatch(e -> e.message.contains("stream 1")),
         () -> "logged twice: " + ipcLog.events());
     task.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -223,7 +225,7 @@ class DecodedBroadcastCacheLoggingTest {
 
     failing.complete();
     waiters.forEach(FakeTask::complete);
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -244,7 +246,7 @@ class DecodedBroadcastCacheLoggingTest {
             + " after \\d+ ms: interrupted",
         info.get(0));
     task.complete();
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   @Test
@@ -256,7 +258,7 @@ class DecodedBroadcastCacheLoggingTest {
     Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, task, true), broadcast, null);
     task.complete();
     assertTrue(cacheLog.events().isEmpty());
-    assertAllFreedAndClose(cache, allocator);
+    assertHoldsNothing(cache);
   }
 
   private static List<LogCapture.Event> warnings(LogCapture capture) {

@@ -1,38 +1,38 @@
 package dev.quiver.ipc;
 
-import static dev.quiver.ipc.IpcTestSupport.assertReleasedAndClose;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.LogCapture;
 import dev.quiver.testing.TestData;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.event.Level;
 
 /** The IPC decode says each stream at TRACE and leaves refusals to its callers. */
+@ExtendWith(AllocatorExtension.class)
 class ArrowIpcLoggingTest {
 
   private BufferAllocator allocator;
   private LogCapture log;
 
   @BeforeEach
-  void setUp() {
-    allocator = new RootAllocator();
+  void setUp(BufferAllocator allocator) {
+    this.allocator = allocator;
     log = LogCapture.of(ArrowIpc.class);
   }
 
   @AfterEach
   void tearDown() {
     log.close();
-    assertReleasedAndClose(allocator);
   }
 
   @Test
