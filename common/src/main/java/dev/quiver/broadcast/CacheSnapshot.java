@@ -12,12 +12,14 @@ public final class CacheSnapshot {
   public static final class EntryState {
     private final long broadcastId;
     private final boolean decoded;
+    private final boolean retained;
     private final int holders;
     private final long bytes;
 
-    EntryState(long broadcastId, boolean decoded, int holders, long bytes) {
+    EntryState(long broadcastId, boolean decoded, boolean retained, int holders, long bytes) {
       this.broadcastId = broadcastId;
       this.decoded = decoded;
+      this.retained = retained;
       this.holders = holders;
       this.bytes = bytes;
     }
@@ -29,6 +31,14 @@ public final class CacheSnapshot {
     /** False while the first task is still decoding it. */
     public boolean decoded() {
       return decoded;
+    }
+
+    /**
+     * True when no task holds it and it is kept for later tasks, its bytes acquired from the
+     * storage memory.
+     */
+    public boolean retained() {
+      return retained;
     }
 
     /** Tasks holding it (their views and their hold end when they complete). */
@@ -45,7 +55,7 @@ public final class CacheSnapshot {
     public String toString() {
       return String.format(
           "broadcast %d: %s, %d holders, %d bytes",
-          broadcastId, decoded ? "decoded" : "decoding", holders, bytes);
+          broadcastId, retained ? "retained" : decoded ? "decoded" : "decoding", holders, bytes);
     }
   }
 
@@ -57,14 +67,17 @@ public final class CacheSnapshot {
     this.allocatedBytes = allocatedBytes;
   }
 
-  /** The shared entries, in no particular order. Private (per-task) decodes are not listed. */
+  /**
+   * The shared entries, held or retained, in no particular order. Private (per-task) decodes are
+   * not listed.
+   */
   public List<EntryState> entries() {
     return entries;
   }
 
   /**
-   * Bytes allocated under the cache's allocator: shared entries and the private decodes of tasks
-   * still running.
+   * Bytes allocated under the cache's allocator: shared and retained entries and the private
+   * decodes of tasks still running.
    */
   public long allocatedBytes() {
     return allocatedBytes;

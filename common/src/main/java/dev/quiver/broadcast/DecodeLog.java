@@ -127,6 +127,31 @@ final class DecodeLog {
     LOG.debug("Task {} reads broadcast {}, decoded by another task", task.attemptId(), broadcastId);
   }
 
+  /** A task that reads an idle retained entry: no decode. */
+  static void retainedRead(long broadcastId, TaskScope task) {
+    LOG.debug(
+        "Task {} reads broadcast {}, retained from earlier tasks", task.attemptId(), broadcastId);
+  }
+
+  /** A shared entry kept past its last holder. */
+  static void retained(long broadcastId, long bytes, long totalRetained) {
+    LOG.debug(
+        "Retained broadcast {} ({} bytes, {} bytes retained in all): its last task completed",
+        broadcastId,
+        bytes,
+        totalRetained);
+  }
+
+  /** A shared entry that retention could not keep; it is released. */
+  static void notRetained(long broadcastId, String why) {
+    LOG.debug("Not retaining broadcast {}: {}", broadcastId, why);
+  }
+
+  /** An idle retained entry freed. */
+  static void evicted(long broadcastId, long bytes, DecodedBroadcastCache.Eviction cause) {
+    LOG.debug("Evicted retained broadcast {} ({} bytes): {}", broadcastId, bytes, cause.why);
+  }
+
   /** A decoded broadcast freed, its last holder gone. */
   static void released(long broadcastId, long bytes) {
     LOG.debug("Released broadcast {} ({} bytes): its last task completed", broadcastId, bytes);

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -31,8 +32,19 @@ import org.apache.arrow.util.Preconditions;
  *       decoding task cannot free it under them) and wait for it, checking every {@link
  *       #KILL_CHECK_MILLIS} ms whether they were killed.
  *   <li>Each task reads its own views (see {@link BroadcastReader}); its hold on the entry ends
- *       when the task completes, and the entry is freed when its last holder completes. A later
- *       task decodes again.
+ *       when the task completes. Without retention the entry is freed when its last holder
+ *       completes, and a later task decodes again.
+ *   <li>With {@link Retention}, a shared entry whose last holder completes stays, idle, if its
+ *       broadcast is still live, its bytes fit in {@link Retention#maxBytes()} (idle entries are
+ *       evicted, least recently used first, to make room) and {@link Retention#memory()} grants
+ *       them. A later task reads it without decoding. Its bytes are acquired from the storage
+ *       memory when it becomes idle and released when it stops being idle, whether it is read again
+ *       or evicted: while tasks hold an entry, its memory is theirs, and is not counted twice.
+ *   <li>Only idle entries are evicted: to make room in the budget; under memory pressure (checked
+ *       at each open and at the end of each hold, least recently used first until the pressure is
+ *       gone); when the broadcast is no longer live (checked then too, or said by {@link
+ *       #drop(long)}); and when the cache is closed. A held entry that is dropped, or outlives the
+ *       cache's close, is freed by its last holder instead of retained.
  *   <li>A failed decode is not cached and leaves nothing allocated: its waiters decode for
  *       themselves, and the next task to arrive tries a shared decode again.
  *   <li>A broadcast whose streams carry dictionaries is not shared: the task that decoded it keeps
@@ -41,7 +53,9 @@ import org.apache.arrow.util.Preconditions;
  * </ul>
  *
  * <p>State changes happen under one monitor in short critical sections; decoding and waiting happen
- * outside it.
+ * outside it. {@link Retention}'s liveness test and its {@link StorageMemory} are called under the
+ * monitor, so that what is retained and what is acquired always agree: they must not call back into
+ * the cache.
  */
 @Public
 public final class DecodedBroadcastCache {
@@ -52,8 +66,16 @@ public final class DecodedBroadcastCache {
   private final BufferAllocator allocator;
   private final BroadcastDecoder decoder;
   private final long maxEntryBytes;
+  private final Retention retention;
   private final Map<Long, Entry> entries = new HashMap<>();
-  private final CacheCounters counters = new CacheCounters();
+
+  /** The idle retained entries, least recently used first. Guarded by the monitor. */
+  private final LinkedHashMap<Long, Entry> retained = new LinkedHashMap<>();
+
+  private final CacheCounters counters;
+
+  /** Set by {@link #close()}: from then on nothing is retained. Guarded by the monitor. */
+  private boolean closed;
 
   /**
    * A cache that decodes broadcasts as Arrow IPC streams (see {@link BroadcastSource}).
@@ -63,7 +85,19 @@ public final class DecodedBroadcastCache {
    *     rejected as corrupt before the memory is taken
    */
   public DecodedBroadcastCache(BufferAllocator allocator, long maxEntryBytes) {
-    this(allocator, BroadcastDecoder.ARROW_IPC, maxEntryBytes);
+    this(allocator, maxEntryBytes, Retention.disabled());
+  }
+
+  /**
+   * A cache that decodes broadcasts as Arrow IPC streams and keeps them past their last holder as
+   * {@code retention} allows.
+   *
+   * @param allocator parent of every entry's allocator; the cache never closes it
+   * @param maxEntryBytes the most one decoded broadcast may allocate
+   * @param retention {@link Retention#disabled()} to free each entry with its last holder
+   */
+  public DecodedBroadcastCache(BufferAllocator allocator, long maxEntryBytes, Retention retention) {
+    this(allocator, BroadcastDecoder.ARROW_IPC, maxEntryBytes, retention);
   }
 
   /** A cache without a bound on one broadcast's decoded bytes (beyond its allocator's). */
@@ -73,11 +107,22 @@ public final class DecodedBroadcastCache {
 
   /** A cache with another decoder: for tests that script decodes and their failures. */
   DecodedBroadcastCache(BufferAllocator allocator, BroadcastDecoder decoder, long maxEntryBytes) {
+    this(allocator, decoder, maxEntryBytes, Retention.disabled());
+  }
+
+  /** A cache with another decoder and retention: for tests. */
+  DecodedBroadcastCache(
+      BufferAllocator allocator,
+      BroadcastDecoder decoder,
+      long maxEntryBytes,
+      Retention retention) {
     Preconditions.checkArgument(
         maxEntryBytes > 0, "maxEntryBytes must be positive: %s", maxEntryBytes);
     this.allocator = Preconditions.checkNotNull(allocator, "allocator");
     this.decoder = Preconditions.checkNotNull(decoder, "decoder");
     this.maxEntryBytes = maxEntryBytes;
+    this.retention = Preconditions.checkNotNull(retention, "retention");
+    this.counters = new CacheCounters(allocator);
   }
 
   /**
@@ -89,12 +134,15 @@ public final class DecodedBroadcastCache {
   public BroadcastReader open(BroadcastSource source, TaskScope task, boolean share)
       throws IOException {
     if (!share) {
+      checkRetained();
       return decodePrivately(source, task, DecodeLog.PrivateReason.SHARING_OFF);
     }
     long id = source.broadcastId();
     Entry entry;
     State found;
+    List<Evicted> evicted = new ArrayList<>();
     synchronized (this) {
+      evictDroppedAndPressed(evicted);
       entry = entries.get(id);
       if (entry == null) {
         entry = new Entry(id, newEntryAllocator("broadcast-" + id));
@@ -102,16 +150,27 @@ public final class DecodedBroadcastCache {
         found = null;
       } else {
         found = entry.state;
+        if (found == State.RETAINED) {
+          // Held again: its bytes are the tasks' from here, no longer storage memory's.
+          leaveRetained(entry);
+          entry.moveTo(State.SHARED);
+        }
       }
       // The decoding task, a task reading a shared entry, and a task waiting for a decode all
       // hold the entry from here: none of them can free it under another.
-      entry.hold();
+      hold(entry);
     }
+    free(evicted);
     // Outside the monitor: the task's listener registration is foreign code.
     Hold hold = new Hold(entry);
     task.onCompletion(hold::finish);
     if (found == null) {
       return decodeShared(hold, source, task);
+    }
+    if (found == State.RETAINED) {
+      counters.retainedReads.incrementAndGet();
+      DecodeLog.retainedRead(id, task);
+      return hold.attach();
     }
     if (found == State.SHARED) {
       counters.sharedReads.incrementAndGet();
@@ -121,11 +180,14 @@ public final class DecodedBroadcastCache {
     counters.waits.incrementAndGet();
     DecodeLog.waiting(id, task);
     boolean shareable;
+    long waitStart = System.nanoTime();
     try {
       shareable = awaitShareable(entry.outcome, task, id);
     } catch (IOException | RuntimeException | Error e) {
       hold.finish();
       throw e;
+    } finally {
+      counters.waitNanos.addAndGet(System.nanoTime() - waitStart);
     }
     if (shareable) {
       counters.sharedReads.incrementAndGet();
@@ -151,11 +213,60 @@ public final class DecodedBroadcastCache {
       states.add(
           new CacheSnapshot.EntryState(
               e.broadcastId,
-              e.state == State.SHARED,
+              e.state == State.SHARED || e.state == State.RETAINED,
+              e.state == State.RETAINED,
               e.holders(),
               e.allocator.getAllocatedMemory()));
     }
     return new CacheSnapshot(states, allocator.getAllocatedMemory());
+  }
+
+  /**
+   * Says that broadcast {@code broadcastId} is gone (unpersisted or destroyed): its entry, if idle,
+   * is freed now; if held, it is freed by its last holder instead of retained.
+   */
+  public void drop(long broadcastId) {
+    List<Evicted> evicted = new ArrayList<>();
+    synchronized (this) {
+      Entry entry = entries.get(broadcastId);
+      if (entry == null) {
+        return;
+      }
+      if (entry.state == State.RETAINED) {
+        evict(entry, Eviction.DROPPED, evicted);
+      } else {
+        entry.dropped = true;
+      }
+    }
+    free(evicted);
+  }
+
+  /**
+   * Frees the idle entries whose broadcast is no longer live, then, while the storage memory is
+   * under pressure, the idle entries least recently used first. The cache does this at each open
+   * and at the end of each hold; an engine may call it at other task ends too.
+   */
+  public void checkRetained() {
+    List<Evicted> evicted = new ArrayList<>();
+    synchronized (this) {
+      evictDroppedAndPressed(evicted);
+    }
+    free(evicted);
+  }
+
+  /**
+   * Frees every idle entry and retains nothing from now on. Entries that tasks still hold are freed
+   * when their last holder completes; the cache still serves opens, without retention.
+   */
+  public void close() {
+    List<Evicted> evicted = new ArrayList<>();
+    synchronized (this) {
+      closed = true;
+      while (!retained.isEmpty()) {
+        evict(retained.values().iterator().next(), Eviction.CLOSED, evicted);
+      }
+    }
+    free(evicted);
   }
 
   /** Running totals since the cache was made. */
@@ -227,29 +338,155 @@ public final class DecodedBroadcastCache {
     DecodeLog.privateDecode(source, task, reason, start, entry.allocator.getAllocatedMemory());
     synchronized (this) {
       entry.moveTo(State.PRIVATE);
-      entry.hold();
+      hold(entry);
     }
     Hold hold = new Hold(entry);
     task.onCompletion(hold::finish);
     return hold.attach();
   }
 
-  /** Ends one hold on {@code entry}; the last hold on a decoded entry frees it. */
+  /**
+   * Ends one hold on {@code entry}. The last hold on a shared entry retains it if it may, and
+   * otherwise frees it, as the last hold on a private one does.
+   */
   private void release(Entry entry) {
+    List<Evicted> evicted = new ArrayList<>();
+    boolean freeEntry = false;
     synchronized (this) {
-      if (entry.letGo() > 0) {
-        return;
+      if (letGo(entry) == 0) {
+        if (entry.state == State.FAILED) {
+          entries.remove(entry.broadcastId, entry);
+        } else if (entry.state != State.SHARED || !retain(entry, evicted)) {
+          entries.remove(entry.broadcastId, entry);
+          entry.moveTo(State.RELEASED);
+          freeEntry = true;
+        }
       }
-      entries.remove(entry.broadcastId, entry);
-      if (entry.state == State.FAILED) {
-        return;
-      }
-      entry.moveTo(State.RELEASED);
+      evictDroppedAndPressed(evicted);
     }
+    if (freeEntry) {
+      long bytes = entry.allocator.getAllocatedMemory();
+      entry.close();
+      DecodeLog.released(entry.broadcastId, bytes);
+    }
+    free(evicted);
+  }
+
+  /**
+   * Keeps an idle shared entry as RETAINED if the broadcast lives and its bytes fit, evicting idle
+   * entries for the budget, and are granted by the storage memory. Under the monitor.
+   *
+   * @return false if the entry is to be freed
+   */
+  private boolean retain(Entry entry, List<Evicted> evicted) {
+    if (!retention.enabled() || closed) {
+      return false;
+    }
+    long id = entry.broadcastId;
     long bytes = entry.allocator.getAllocatedMemory();
-    entry.decoded.close();
-    entry.allocator.close();
-    DecodeLog.released(entry.broadcastId, bytes);
+    String refusal = null;
+    if (entry.dropped || !retention.isLive(id)) {
+      refusal = "the broadcast is no longer live";
+    } else if (bytes > retention.maxBytes()) {
+      refusal = "it is larger than the retention budget of " + retention.maxBytes() + " bytes";
+    } else {
+      while (counters.bytesRetained.get() + bytes > retention.maxBytes()) {
+        evict(retained.values().iterator().next(), Eviction.BUDGET, evicted);
+      }
+      if (!retention.memory().tryAcquire(id, bytes)) {
+        refusal = "the storage memory has no room for its " + bytes + " bytes";
+      }
+    }
+    if (refusal != null) {
+      DecodeLog.notRetained(id, refusal);
+      return false;
+    }
+    entry.moveTo(State.RETAINED);
+    entry.retainedBytes = bytes;
+    retained.put(id, entry);
+    counters.entriesRetained.incrementAndGet();
+    long total = counters.bytesRetained.addAndGet(bytes);
+    DecodeLog.retained(id, bytes, total);
+    return true;
+  }
+
+  /** An idle entry leaves the retained ones (its storage memory goes back). Under the monitor. */
+  private void leaveRetained(Entry entry) {
+    retained.remove(entry.broadcastId);
+    counters.entriesRetained.decrementAndGet();
+    counters.bytesRetained.addAndGet(-entry.retainedBytes);
+    retention.memory().release(entry.broadcastId, entry.retainedBytes);
+  }
+
+  /** Evicts the idle {@code entry}; {@link #free} frees it after the monitor. Under the monitor. */
+  private void evict(Entry entry, Eviction cause, List<Evicted> evicted) {
+    leaveRetained(entry);
+    entries.remove(entry.broadcastId, entry);
+    entry.moveTo(State.RELEASED);
+    counters.countEviction(cause);
+    evicted.add(new Evicted(entry, cause));
+  }
+
+  /** The checks of each open and each hold's end (see {@link #checkRetained()}). */
+  private void evictDroppedAndPressed(List<Evicted> evicted) {
+    if (retained.isEmpty()) {
+      return;
+    }
+    for (Entry entry : new ArrayList<>(retained.values())) {
+      if (!retention.isLive(entry.broadcastId)) {
+        evict(entry, Eviction.DROPPED, evicted);
+      }
+    }
+    while (!retained.isEmpty() && retention.memory().underPressure()) {
+      evict(retained.values().iterator().next(), Eviction.PRESSURE, evicted);
+    }
+  }
+
+  /** Frees evicted entries, outside the monitor. */
+  private static void free(List<Evicted> evicted) {
+    for (Evicted e : evicted) {
+      e.entry.close();
+      DecodeLog.evicted(e.entry.broadcastId, e.entry.retainedBytes, e.cause);
+    }
+  }
+
+  private void hold(Entry entry) {
+    if (entry.hold() == 1) {
+      counters.entriesHeld.incrementAndGet();
+    }
+  }
+
+  private int letGo(Entry entry) {
+    int left = entry.letGo();
+    if (left == 0) {
+      counters.entriesHeld.decrementAndGet();
+    }
+    return left;
+  }
+
+  /** Why an idle retained entry was freed. */
+  enum Eviction {
+    BUDGET("to make room in the retention budget"),
+    PRESSURE("the storage memory is under pressure"),
+    DROPPED("the broadcast is no longer live"),
+    CLOSED("the cache is closed");
+
+    final String why;
+
+    Eviction(String why) {
+      this.why = why;
+    }
+  }
+
+  /** An entry evicted under the monitor, to free after it. */
+  private static final class Evicted {
+    final Entry entry;
+    final Eviction cause;
+
+    Evicted(Entry entry, Eviction cause) {
+      this.entry = entry;
+      this.cause = cause;
+    }
   }
 
   /**
@@ -314,12 +551,15 @@ public final class DecodedBroadcastCache {
 
   /**
    * The life of an entry. A shared one: DECODING, then SHARED (or FAILED, or PRIVATE when its
-   * streams carry dictionaries), then RELEASED at its last holder. A private one (sharing off, or
-   * after a failed or unshareable shared decode): PRIVATE, then RELEASED.
+   * streams carry dictionaries). At its last holder a SHARED entry becomes RETAINED (idle, its
+   * bytes in the storage memory) or RELEASED. A RETAINED entry becomes SHARED again when a task
+   * opens it, or RELEASED when evicted. A private one (sharing off, or after a failed or
+   * unshareable shared decode): PRIVATE, then RELEASED.
    */
   enum State {
     DECODING,
     SHARED,
+    RETAINED,
     PRIVATE,
     FAILED,
     RELEASED;
@@ -329,6 +569,9 @@ public final class DecodedBroadcastCache {
         case DECODING:
           return next == SHARED || next == PRIVATE || next == FAILED;
         case SHARED:
+          return next == RETAINED || next == RELEASED;
+        case RETAINED:
+          return next == SHARED || next == RELEASED;
         case PRIVATE:
           return next == RELEASED;
         default:
@@ -349,6 +592,12 @@ public final class DecodedBroadcastCache {
     DecodedBroadcast decoded;
     private int holders;
 
+    /** Set by {@link DecodedBroadcastCache#drop(long)}: freed, not retained, at its last holder. */
+    boolean dropped;
+
+    /** The bytes acquired from the storage memory while RETAINED. */
+    long retainedBytes;
+
     Entry(long broadcastId, BufferAllocator allocator) {
       this.broadcastId = broadcastId;
       this.allocator = allocator;
@@ -362,12 +611,13 @@ public final class DecodedBroadcastCache {
       state = next;
     }
 
-    void hold() {
-      if (state == State.RELEASED || state == State.FAILED) {
+    /** Takes one hold; returns the holds now. */
+    int hold() {
+      if (state == State.RELEASED || state == State.FAILED || state == State.RETAINED) {
         throw new IllegalStateException(
             "broadcast " + broadcastId + ": a hold on a " + state + " entry");
       }
-      holders++;
+      return ++holders;
     }
 
     /** Ends one hold; returns the holds left. */
@@ -381,6 +631,14 @@ public final class DecodedBroadcastCache {
     int holders() {
       return holders;
     }
+
+    /** Frees the decoded buffers (if any) and the allocator. */
+    void close() {
+      if (decoded != null) {
+        decoded.close();
+      }
+      allocator.close();
+    }
   }
 
   /** Counts of what the cache has done, for tests and metrics. */
@@ -388,8 +646,40 @@ public final class DecodedBroadcastCache {
     final AtomicLong decodes = new AtomicLong();
     final AtomicLong privateDecodes = new AtomicLong();
     final AtomicLong sharedReads = new AtomicLong();
+    final AtomicLong retainedReads = new AtomicLong();
     final AtomicLong waits = new AtomicLong();
+    final AtomicLong waitNanos = new AtomicLong();
     final AtomicLong failedDecodes = new AtomicLong();
+    final AtomicLong budgetEvictions = new AtomicLong();
+    final AtomicLong pressureEvictions = new AtomicLong();
+    final AtomicLong droppedEvictions = new AtomicLong();
+    final AtomicLong closedEvictions = new AtomicLong();
+    // Gauges, changed under the cache's monitor.
+    final AtomicLong entriesHeld = new AtomicLong();
+    final AtomicLong entriesRetained = new AtomicLong();
+    final AtomicLong bytesRetained = new AtomicLong();
+    private final BufferAllocator cacheAllocator;
+
+    CacheCounters(BufferAllocator cacheAllocator) {
+      this.cacheAllocator = cacheAllocator;
+    }
+
+    void countEviction(Eviction cause) {
+      switch (cause) {
+        case BUDGET:
+          budgetEvictions.incrementAndGet();
+          break;
+        case PRESSURE:
+          pressureEvictions.incrementAndGet();
+          break;
+        case DROPPED:
+          droppedEvictions.incrementAndGet();
+          break;
+        case CLOSED:
+          closedEvictions.incrementAndGet();
+          break;
+      }
+    }
 
     /** Successful decodes into a shared entry (including one later found to carry dictionaries). */
     public long decodes() {
@@ -401,9 +691,14 @@ public final class DecodedBroadcastCache {
       return privateDecodes.get();
     }
 
-    /** Reads that took a hold on an entry another task decoded. */
+    /** Reads that took a hold on an entry another running task decoded or holds. */
     public long sharedReads() {
       return sharedReads.get();
+    }
+
+    /** Reads served from an idle retained entry, without decoding (not in {@link #sharedReads}). */
+    public long retainedReads() {
+      return retainedReads.get();
     }
 
     /** Times a task waited for another task's decode. */
@@ -411,8 +706,56 @@ public final class DecodedBroadcastCache {
       return waits.get();
     }
 
+    /** Nanoseconds tasks spent waiting for other tasks' decodes, in all. */
+    public long waitNanos() {
+      return waitNanos.get();
+    }
+
     public long failedDecodes() {
       return failedDecodes.get();
+    }
+
+    /** Idle entries evicted to make room for another in the retention budget. */
+    public long budgetEvictions() {
+      return budgetEvictions.get();
+    }
+
+    /** Idle entries evicted because the storage memory was under pressure. */
+    public long pressureEvictions() {
+      return pressureEvictions.get();
+    }
+
+    /** Idle entries evicted because their broadcast was no longer live. */
+    public long droppedEvictions() {
+      return droppedEvictions.get();
+    }
+
+    /** Idle entries evicted by {@link DecodedBroadcastCache#close()}. */
+    public long closedEvictions() {
+      return closedEvictions.get();
+    }
+
+    /** Gauge: entries (shared or private) that running tasks hold now, decoding ones included. */
+    public long entriesHeld() {
+      return entriesHeld.get();
+    }
+
+    /**
+     * Gauge: bytes allocated under the cache for entries tasks hold (their views included): all the
+     * cache's bytes but the retained ones.
+     */
+    public long bytesHeld() {
+      return Math.max(0, cacheAllocator.getAllocatedMemory() - bytesRetained.get());
+    }
+
+    /** Gauge: idle retained entries now. */
+    public long entriesRetained() {
+      return entriesRetained.get();
+    }
+
+    /** Gauge: bytes of the idle retained entries, as acquired from the storage memory. */
+    public long bytesRetained() {
+      return bytesRetained.get();
     }
   }
 }

@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -56,8 +58,31 @@ class DecodedBroadcastCacheStressTest {
   @ValueSource(longs = {20240611L, 7L})
   void randomTasksReadCorrectDataLeaveNothingBehindAndCountersAddUp(
       long seed, BufferAllocator allocator) throws Exception {
+    run(seed, false, allocator);
+  }
+
+  /**
+   * The same with retention, a budget of about two entries in a pool Spark's blocks half fill, and
+   * broadcasts that stop being live or are dropped while tasks run.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {20240611L, 7L})
+  void withRetentionTheStorageMemoryAndEveryAllocatorEndAtZero(long seed, BufferAllocator allocator)
+      throws Exception {
+    run(seed, true, allocator);
+  }
+
+  private void run(long seed, boolean retain, BufferAllocator allocator) throws Exception {
     ScriptedDecoder decoder = new ScriptedDecoder().randomly(seed, 0.15, 0.02, 150, 2);
-    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
+    Set<Long> live = ConcurrentHashMap.newKeySet();
+    BoundedStorageMemory memory = new BoundedStorageMemory(1 << 20);
+    Retention retention = Retention.disabled();
+    if (retain) {
+      live.addAll(Arrays.asList(1L, 2L, 3L, 4L, 5L));
+      retention = Retention.of(128 << 10, memory, live::contains);
+    }
+    DecodedBroadcastCache cache =
+        new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE, retention);
     List<TestBroadcast> broadcasts =
         Arrays.asList(
             TestBroadcast.encode(
@@ -78,6 +103,11 @@ class DecodedBroadcastCacheStressTest {
     Tally tally = new Tally();
     ExecutorService workers = Executors.newFixedThreadPool(THREADS);
     ScheduledExecutorService killer = Executors.newSingleThreadScheduledExecutor();
+    if (retain) {
+      Random random = new Random(seed);
+      killer.scheduleWithFixedDelay(
+          () -> changeTheirLives(random, live, memory, cache), 0, 3, TimeUnit.MILLISECONDS);
+    }
     try {
       List<Future<?>> done = new ArrayList<>();
       for (int t = 0; t < THREADS; t++) {
@@ -114,7 +144,7 @@ class DecodedBroadcastCacheStressTest {
     String summary =
         String.format(
             "seed %d: %s; decoder calls %d, decodes %d, private %d, shared reads %d, waits %d,"
-                + " failed %d",
+                + " failed %d, retained reads %d, evictions budget %d pressure %d dropped %d",
             seed,
             tally,
             decoder.calls(),
@@ -122,7 +152,11 @@ class DecodedBroadcastCacheStressTest {
             counters.privateDecodes(),
             counters.sharedReads(),
             counters.waits(),
-            counters.failedDecodes());
+            counters.failedDecodes(),
+            counters.retainedReads(),
+            counters.budgetEvictions(),
+            counters.pressureEvictions(),
+            counters.droppedEvictions());
     System.out.println(summary);
     assertEquals(
         decoder.calls(),
@@ -130,7 +164,10 @@ class DecodedBroadcastCacheStressTest {
         summary);
     assertEquals(
         tally.opened.get(),
-        counters.decodes() + counters.privateDecodes() + counters.sharedReads(),
+        counters.decodes()
+            + counters.privateDecodes()
+            + counters.sharedReads()
+            + counters.retainedReads(),
         summary);
     assertEquals(tally.failed.get(), counters.failedDecodes(), summary);
     assertEquals(
@@ -141,7 +178,41 @@ class DecodedBroadcastCacheStressTest {
     assertTrue(counters.privateDecodes() > 0, summary);
     assertTrue(counters.failedDecodes() > 0, summary);
     assertTrue(counters.waits() > 0, summary);
+    assertEquals(0, counters.entriesHeld(), summary);
+    if (retain) {
+      assertTrue(counters.retainedReads() > 0, summary);
+      memory.release(SPARK_BLOCKS, sparkBlocks);
+    }
+    cache.close();
+    assertEquals(0, memory.used(), "storage memory left acquired");
     assertHoldsNothing(cache);
+  }
+
+  private static final long SPARK_BLOCKS = -1;
+  private long sparkBlocks;
+
+  /** One change of the broadcasts' lives or of Spark's use of the storage memory. */
+  private void changeTheirLives(
+      Random random, Set<Long> live, BoundedStorageMemory memory, DecodedBroadcastCache cache) {
+    long id = 1 + random.nextInt(5);
+    switch (random.nextInt(4)) {
+      case 0:
+        if (!live.remove(id)) {
+          live.add(id);
+        }
+        break;
+      case 1:
+        cache.drop(id);
+        break;
+      default:
+        if (sparkBlocks > 0) {
+          memory.release(SPARK_BLOCKS, sparkBlocks);
+          sparkBlocks = 0;
+        } else if (memory.tryAcquire(SPARK_BLOCKS, 15 << 16)) {
+          sparkBlocks = 15 << 16;
+        }
+        break;
+    }
   }
 
   private static void runOneTask(

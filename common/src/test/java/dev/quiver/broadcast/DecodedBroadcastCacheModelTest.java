@@ -1,0 +1,411 @@
+package dev.quiver.broadcast;
+
+import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
+import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.FakeTask;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
+import org.apache.arrow.memory.BufferAllocator;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The cache against a sequential model of its rules, driven from one thread by a seeded random
+ * walk: tasks open broadcasts (shared or not, some decodes failing) and complete, broadcasts stop
+ * and start being live or are dropped, Spark's own blocks fill and empty the storage memory. After
+ * every step the decode counts, each entry's state, holders and bytes, the storage memory and the
+ * counters must be the model's.
+ */
+@ExtendWith(AllocatorExtension.class)
+class DecodedBroadcastCacheModelTest {
+
+  private static final int BROADCASTS = 5;
+  private static final int STEPS = 3000;
+  private static final long SPARK_BLOCKS = -1;
+
+  /** The model's view of one shared entry. */
+  private static final class ModelEntry {
+    int holders;
+    boolean retained;
+    boolean dropped;
+  }
+
+  /** One hold a task took: on the shared entry of {@code id}, or on a private decode. */
+  private static final class ModelHold {
+    final long id;
+    final boolean shared;
+
+    ModelHold(long id, boolean shared) {
+      this.id = id;
+      this.shared = shared;
+    }
+  }
+
+  /** The cache's rules, sequentially, over the same liveness set and pool rule. */
+  private static final class Model {
+    final long[] sizes;
+    final long budget;
+    final long capacity;
+    final Set<Long> live;
+    final Map<Long, ModelEntry> entries = new HashMap<>();
+    final LinkedHashMap<Long, ModelEntry> lru = new LinkedHashMap<>();
+    final Map<FakeTask, List<ModelHold>> holds = new LinkedHashMap<>();
+    long sparkBlocks;
+    long retainedBytes;
+    long decodes;
+    long privateDecodes;
+    long failedDecodes;
+    long sharedReads;
+    long retainedReads;
+    long budgetEvictions;
+    long pressureEvictions;
+    long droppedEvictions;
+    long closedEvictions;
+    long privateHeld;
+    boolean closed;
+
+    Model(long[] sizes, long budget, long capacity, Set<Long> live) {
+      this.sizes = sizes;
+      this.budget = budget;
+      this.capacity = capacity;
+      this.live = live;
+    }
+
+    long size(long id) {
+      return sizes[(int) id - 1];
+    }
+
+    long used() {
+      return sparkBlocks + retainedBytes;
+    }
+
+    boolean underPressure() {
+      return capacity - used() < capacity / 10;
+    }
+
+    boolean sparkAcquire(long bytes) {
+      if (bytes > capacity - used()) {
+        return false;
+      }
+      sparkBlocks += bytes;
+      return true;
+    }
+
+    void evict(long id) {
+      ModelEntry e = lru.remove(id);
+      entries.remove(id);
+      retainedBytes -= size(id);
+      assertTrue(e.retained && e.holders == 0);
+    }
+
+    void evictFirst() {
+      evict(lru.keySet().iterator().next());
+    }
+
+    void sweep() {
+      for (Long id : new ArrayList<>(lru.keySet())) {
+        if (!live.contains(id)) {
+          evict(id);
+          droppedEvictions++;
+        }
+      }
+      while (!lru.isEmpty() && underPressure()) {
+        evictFirst();
+        pressureEvictions++;
+      }
+    }
+
+    /**
+     * An open; {@code fails} is asked only if it decodes, and says whether that decode fails.
+     *
+     * @return whether the open succeeds
+     */
+    boolean open(FakeTask task, long id, boolean share, BooleanSupplier fails) {
+      sweep();
+      List<ModelHold> taskHolds = holds.computeIfAbsent(task, t -> new ArrayList<>());
+      if (!share) {
+        if (fails.getAsBoolean()) {
+          failedDecodes++;
+          return false;
+        }
+        privateDecodes++;
+        privateHeld++;
+        taskHolds.add(new ModelHold(id, false));
+        return true;
+      }
+      ModelEntry e = entries.get(id);
+      if (e == null) {
+        if (fails.getAsBoolean()) {
+          failedDecodes++;
+          return false;
+        }
+        e = new ModelEntry();
+        entries.put(id, e);
+        decodes++;
+      } else if (e.retained) {
+        lru.remove(id);
+        retainedBytes -= size(id);
+        e.retained = false;
+        retainedReads++;
+      } else {
+        sharedReads++;
+      }
+      e.holders++;
+      taskHolds.add(new ModelHold(id, true));
+      return true;
+    }
+
+    void complete(FakeTask task) {
+      List<ModelHold> taskHolds = holds.remove(task);
+      if (taskHolds == null) {
+        return;
+      }
+      for (ModelHold hold : taskHolds) {
+        if (!hold.shared) {
+          privateHeld--;
+        } else {
+          ModelEntry e = entries.get(hold.id);
+          if (--e.holders == 0 && !retain(hold.id, e)) {
+            entries.remove(hold.id);
+          }
+        }
+        sweep();
+      }
+    }
+
+    boolean retain(long id, ModelEntry e) {
+      long bytes = size(id);
+      if (closed || e.dropped || !live.contains(id) || bytes > budget) {
+        return false;
+      }
+      while (retainedBytes + bytes > budget) {
+        evictFirst();
+        budgetEvictions++;
+      }
+      if (bytes > capacity - used()) {
+        return false;
+      }
+      e.retained = true;
+      lru.put(id, e);
+      retainedBytes += bytes;
+      return true;
+    }
+
+    void drop(long id) {
+      ModelEntry e = entries.get(id);
+      if (e == null) {
+        return;
+      }
+      if (e.retained) {
+        evict(id);
+        droppedEvictions++;
+      } else {
+        e.dropped = true;
+      }
+    }
+
+    void close() {
+      closed = true;
+      while (!lru.isEmpty()) {
+        evictFirst();
+        closedEvictions++;
+      }
+    }
+
+    long heldEntries() {
+      long held = privateHeld;
+      for (ModelEntry e : entries.values()) {
+        if (e.holders > 0) {
+          held++;
+        }
+      }
+      return held;
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {1, 2, 3, 4})
+  void theCacheFollowsItsModel(long seed, BufferAllocator allocator) throws Exception {
+    SplittableRandom random = new SplittableRandom(seed);
+    ScriptedDecoder decoder = new ScriptedDecoder();
+    Set<Long> live = ConcurrentHashMap.newKeySet();
+    TestBroadcast[] broadcasts = new TestBroadcast[BROADCASTS];
+    long[] sizes = new long[BROADCASTS];
+    for (int i = 0; i < BROADCASTS; i++) {
+      long id = i + 1;
+      broadcasts[i] =
+          TestBroadcast.encode(
+              id,
+              Shape.BUILD_SIDE,
+              SparkStreamCodec.LZ4,
+              allocator,
+              new int[] {50 * (i + 1), 20},
+              new int[] {30});
+      sizes[i] = bytesOfOneDecode(broadcasts[i], allocator);
+      live.add(id);
+    }
+    // About two or three entries fit the budget; the pool holds about twice the budget.
+    long budget = sizes[2] + sizes[3];
+    long capacity = 2 * budget;
+    BoundedStorageMemory memory = new BoundedStorageMemory(capacity);
+    DecodedBroadcastCache cache =
+        new DecodedBroadcastCache(
+            allocator, decoder, Long.MAX_VALUE, Retention.of(budget, memory, live::contains));
+    Model model = new Model(sizes, budget, capacity, live);
+    List<FakeTask> running = new ArrayList<>();
+    Consumer[] consumers = {
+      Consumer.CLOSES_EACH_VIEW, Consumer.KEEPS_VIEWS_OPEN, Consumer.STOPS_AFTER_FIRST_BATCH
+    };
+
+    for (int step = 0; step < STEPS; step++) {
+      String what;
+      int choice = random.nextInt(100);
+      if (choice < 45) {
+        FakeTask task =
+            running.isEmpty() || random.nextInt(3) == 0
+                ? new FakeTask()
+                : running.get(random.nextInt(running.size()));
+        if (!running.contains(task)) {
+          running.add(task);
+        }
+        long id = 1 + random.nextInt(BROADCASTS);
+        boolean share = random.nextInt(10) != 0;
+        boolean failDecode = random.nextInt(15) == 0;
+        what = "task " + task.attemptId() + " opens " + id + (share ? "" : " privately");
+        boolean expectOpened =
+            model.open(
+                task,
+                id,
+                share,
+                () -> {
+                  if (failDecode) {
+                    decoder.failCall(decoder.calls() + 1);
+                  }
+                  return failDecode;
+                });
+        TestBroadcast broadcast = broadcasts[(int) id - 1];
+        boolean opened;
+        try {
+          BroadcastReader reader = cache.open(broadcast, task, share);
+          consumers[random.nextInt(consumers.length)].consume(reader, broadcast, null);
+          opened = true;
+        } catch (ScriptedDecoder.InjectedFailure e) {
+          opened = false;
+        }
+        assertEquals(expectOpened, opened, what + ": opened");
+      } else if (choice < 80) {
+        if (running.isEmpty()) {
+          continue;
+        }
+        FakeTask task = running.remove(random.nextInt(running.size()));
+        what = "task " + task.attemptId() + " completes";
+        model.complete(task);
+        task.complete();
+      } else if (choice < 87) {
+        long id = 1 + random.nextInt(BROADCASTS);
+        boolean nowLive = !live.contains(id);
+        what = "broadcast " + id + (nowLive ? " lives again" : " is no longer live");
+        if (nowLive) {
+          live.add(id);
+        } else {
+          live.remove(id);
+        }
+      } else if (choice < 90) {
+        long id = 1 + random.nextInt(BROADCASTS);
+        what = "drop " + id;
+        model.drop(id);
+        cache.drop(id);
+      } else if (choice < 97) {
+        long bytes = random.nextLong(capacity / 2);
+        if (random.nextBoolean()) {
+          what = "Spark's blocks take " + bytes;
+          assertEquals(model.sparkAcquire(bytes), memory.tryAcquire(SPARK_BLOCKS, bytes), what);
+        } else {
+          bytes = Math.min(bytes, model.sparkBlocks);
+          what = "Spark's blocks give back " + bytes;
+          model.sparkBlocks -= bytes;
+          memory.release(SPARK_BLOCKS, bytes);
+        }
+      } else {
+        what = "check retained";
+        model.sweep();
+        cache.checkRetained();
+      }
+      assertSame(model, cache, memory, decoder, "step " + step + " (" + what + ")");
+    }
+
+    // Close with some tasks still running: their entries go with them.
+    model.close();
+    cache.close();
+    assertSame(model, cache, memory, decoder, "after close");
+    for (FakeTask task : running) {
+      model.complete(task);
+      task.complete();
+      assertSame(model, cache, memory, decoder, "after close, task " + task.attemptId());
+    }
+    memory.release(SPARK_BLOCKS, model.sparkBlocks);
+    assertEquals(0, memory.used());
+    assertTrue(model.budgetEvictions > 0 && model.pressureEvictions > 0, "the walk evicts");
+    assertTrue(model.droppedEvictions > 0 && model.retainedReads > 0, "the walk retains");
+    assertHoldsNothing(cache);
+  }
+
+  private static void assertSame(
+      Model model,
+      DecodedBroadcastCache cache,
+      BoundedStorageMemory memory,
+      ScriptedDecoder decoder,
+      String when) {
+    DecodedBroadcastCache.CacheCounters c = cache.counters();
+    CacheSnapshot snapshot = cache.snapshot();
+    String where = when + ": " + snapshot;
+    assertEquals(
+        model.decodes + model.privateDecodes + model.failedDecodes, decoder.calls(), where);
+    assertEquals(model.decodes, c.decodes(), where);
+    assertEquals(model.privateDecodes, c.privateDecodes(), where);
+    assertEquals(model.failedDecodes, c.failedDecodes(), where);
+    assertEquals(model.sharedReads, c.sharedReads(), where);
+    assertEquals(model.retainedReads, c.retainedReads(), where);
+    assertEquals(model.budgetEvictions, c.budgetEvictions(), where);
+    assertEquals(model.pressureEvictions, c.pressureEvictions(), where);
+    assertEquals(model.droppedEvictions, c.droppedEvictions(), where);
+    assertEquals(model.closedEvictions, c.closedEvictions(), where);
+    assertEquals(model.lru.size(), c.entriesRetained(), where);
+    assertEquals(model.retainedBytes, c.bytesRetained(), where);
+    assertEquals(model.heldEntries(), c.entriesHeld(), where);
+    assertEquals(model.used(), memory.used(), where);
+
+    assertEquals(model.entries.size(), snapshot.entries().size(), where);
+    long idleBytes = 0;
+    for (CacheSnapshot.EntryState real : snapshot.entries()) {
+      ModelEntry expected = model.entries.get(real.broadcastId());
+      assertNotNull(expected, where);
+      assertEquals(expected.retained, real.retained(), where);
+      assertEquals(expected.holders, real.holders(), where);
+      assertTrue(real.decoded(), where);
+      if (real.retained()) {
+        assertEquals(model.size(real.broadcastId()), real.bytes(), where);
+        idleBytes += real.bytes();
+      }
+    }
+    if (model.holds.isEmpty()) {
+      assertEquals(idleBytes, snapshot.allocatedBytes(), where);
+      assertEquals(0, c.bytesHeld(), where);
+    }
+  }
+}
