@@ -17,6 +17,12 @@ object QuiverSettings {
   /** Executor-wide: the most memory one decoded broadcast may take on an executor. */
   final val MaxDecodedBroadcastBytes = "spark.quiver.broadcast.maxDecodedBytes"
 
+  /** Executor-wide: whether decoded broadcasts stay after their last task, in storage memory. */
+  final val RetainDecodedBroadcasts = "spark.quiver.broadcast.retain.enabled"
+
+  /** Executor-wide: the most memory all retained decoded broadcasts may take together. */
+  final val RetainMaxBytes = "spark.quiver.broadcast.retain.maxBytes"
+
   /** Session: the codec of the shuffle exchange's blocks (lz4, zstd, snappy, none). */
   final val ShuffleCodec = "spark.quiver.shuffle.codec"
 

@@ -45,6 +45,32 @@ object QuiverConf {
       .checkValue(_ > 0, "must be positive")
       .createWithDefault(8L << 30)
 
+  val RetainDecodedBroadcasts: ConfigEntry[Boolean] =
+    SQLConf
+      .buildStaticConf("spark.quiver.broadcast.retain.enabled")
+      .doc(
+        "When true, a decoded broadcast stays on the executor after the last task reading it " +
+          "completes, so that later tasks read it without decoding, for as long as Spark keeps " +
+          "the broadcast on that executor. Its bytes are taken from Spark's storage memory, " +
+          "only when free; retained broadcasts are released first when that memory runs low. " +
+          "Executor-wide: read once per executor."
+      )
+      .version("0.2.0")
+      .booleanConf
+      .createWithDefault(false)
+
+  val RetainMaxBytes: ConfigEntry[Long] =
+    SQLConf
+      .buildStaticConf("spark.quiver.broadcast.retain.maxBytes")
+      .doc(
+        "The most memory all retained decoded broadcasts may take on an executor together; " +
+          "the least recently used idle ones go first. Executor-wide: read once per executor."
+      )
+      .version("0.2.0")
+      .longConf
+      .checkValue(_ > 0, "must be positive")
+      .createWithDefault(1L << 30)
+
   val ShuffleCodec: ConfigEntry[String] =
     SQLConf
       .buildConf("spark.quiver.shuffle.codec")
@@ -103,6 +129,8 @@ object QuiverConf {
   val entries: Seq[ConfigEntry[_]] = Seq(
     ShareDecodedBroadcasts,
     MaxDecodedBroadcastBytes,
+    RetainDecodedBroadcasts,
+    RetainMaxBytes,
     ShuffleCodec,
     ShuffleZstdLevel,
     ShuffleBatchSize,

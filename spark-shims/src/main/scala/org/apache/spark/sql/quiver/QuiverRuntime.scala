@@ -1,9 +1,12 @@
 package org.apache.spark.sql.quiver
 
 import dev.quiver.annotation.Internal
-import dev.quiver.broadcast.DecodedBroadcastCache
+import dev.quiver.broadcast.{DecodedBroadcastCache, Retention}
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 import org.apache.spark.SparkEnv
+import org.apache.spark.internal.config.ConfigEntry
+import org.apache.spark.sql.quiver.broadcast.SparkStorageMemory
+import org.apache.spark.storage.BroadcastBlockId
 
 /** Quiver's state in one JVM (an executor, or the driver in local mode). */
 @Internal
@@ -12,17 +15,33 @@ object QuiverRuntime {
   /** Parent of every buffer Quiver allocates in this JVM; leaks show up as its allocated bytes. */
   lazy val allocator: BufferAllocator = new RootAllocator(Long.MaxValue)
 
-  /** The executor's one decoded-broadcast cache, sized by the settings the executor started with. */
+  /** The executor's one decoded-broadcast cache, made by the settings the executor started with. */
   lazy val broadcastCache: DecodedBroadcastCache =
     new DecodedBroadcastCache(
       allocator.newChildAllocator("quiver-broadcast-cache", 0, Long.MaxValue),
-      executorSetting(QuiverConf.MaxDecodedBroadcastBytes)
+      executorSetting(QuiverConf.MaxDecodedBroadcastBytes),
+      retention
     )
+
+  /**
+   * Retention as the executor's settings ask for it, in Spark's storage memory. A broadcast lives
+   * while this executor's block manager holds its value: Spark drops that block when the broadcast
+   * is destroyed or unpersisted on the executor, or when its own memory pressure evicts it.
+   */
+  private def retention: Retention = Option(SparkEnv.get) match {
+    case Some(env) if env.conf.get(QuiverConf.RetainDecodedBroadcasts) =>
+      Retention.of(
+        env.conf.get(QuiverConf.RetainMaxBytes),
+        new SparkStorageMemory(env.memoryManager, SparkStorageMemory.memoryMode(env.conf)),
+        id => env.blockManager.getStatus(BroadcastBlockId(id)).isDefined
+      )
+    case _ => Retention.disabled()
+  }
 
   /**
    * An executor-wide setting: read once, from the Spark configuration the executor was started
    * with (a static SQL setting, so a session cannot set it to no effect).
    */
-  private def executorSetting(entry: org.apache.spark.internal.config.ConfigEntry[Long]): Long =
+  private def executorSetting[T](entry: ConfigEntry[T]): T =
     Option(SparkEnv.get).map(_.conf.get(entry)).getOrElse(entry.defaultValue.get)
 }

@@ -1,10 +1,7 @@
 package org.apache.spark.sql.quiver
 
-import java.io.File
-import java.lang.management.ManagementFactory
 import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Paths}
-import java.util.concurrent.TimeUnit
 
 import dev.quiver.spark.QuiverSettings
 import org.apache.spark.sql.AnalysisException
@@ -66,57 +63,9 @@ class SettingsSuite extends AnyFunSuite with QuiverSparkSession {
 
   test("the plugin registers every setting when Spark starts, before any Quiver call") {
     // A JVM of its own: in this one, any suite may already have touched QuiverConf.
-    val jvmFlags = ManagementFactory.getRuntimeMXBean.getInputArguments.toArray.toSeq
-      .map(_.toString)
-      .filter(a => a.startsWith("--add-opens") || a.startsWith("--add-exports"))
-    val java = Paths.get(sys.props("java.home"), "bin", "java").toString
-    val command = Seq(java, "-Xmx1g") ++ jvmFlags ++
-      Seq("-cp", sys.props("java.class.path"), PluginStartCheck.getClass.getName.stripSuffix("$"))
-    val output = File.createTempFile("quiver-plugin-check", ".txt")
-    try {
-      val process = new ProcessBuilder(command: _*)
-        .redirectErrorStream(true)
-        .redirectOutput(output)
-        .start()
-      assert(process.waitFor(5, TimeUnit.MINUTES), "the plugin check did not finish")
-      val lines = new String(Files.readAllBytes(output.toPath), StandardCharsets.UTF_8)
-      assert(process.exitValue() == 0, lines)
-      val registered = lines.linesIterator
-        .filter(_.startsWith(PluginStartCheck.Prefix))
-        .map(_.stripPrefix(PluginStartCheck.Prefix))
-        .toSet
-      assert(registered == QuiverConf.entries.map(_.key).toSet, lines)
-    } finally output.delete()
-  }
-}
-
-/**
- * Starts Spark with Quiver's plugin and prints which of Quiver's keys Spark knows, before anything
- * else in this JVM touches Quiver. The keys are spelled out here, not read from Quiver, so that
- * printing them cannot register them.
- */
-object PluginStartCheck {
-
-  val Prefix = "registered: "
-
-  def main(args: Array[String]): Unit = {
-    val keys = Seq(
-      "spark.quiver.broadcast.shareDecoded.enabled",
-      "spark.quiver.broadcast.maxDecodedBytes",
-      "spark.quiver.shuffle.codec",
-      "spark.quiver.shuffle.zstd.level",
-      "spark.quiver.shuffle.batchSize",
-      "spark.quiver.shuffle.maxBlockBytes"
-    )
-    val spark = org.apache.spark.sql.SparkSession
-      .builder()
-      .master("local[1]")
-      .appName("quiver-plugin-check")
-      .config("spark.plugins", "dev.quiver.spark.QuiverPlugin")
-      .config("spark.ui.enabled", "false")
-      .config("spark.driver.host", "127.0.0.1")
-      .getOrCreate()
-    try keys.filter(SQLConf.containsConfigKey).foreach(k => println(Prefix + k))
-    finally spark.stop()
+    val registered = RetainingExecutor.results.keySet
+      .filter(_.startsWith("registered."))
+      .map(_.stripPrefix("registered."))
+    assert(registered == QuiverConf.entries.map(_.key).toSet, RetainingExecutor.results)
   }
 }

@@ -1,0 +1,50 @@
+package org.apache.spark.sql.quiver
+
+import java.io.File
+import java.lang.management.ManagementFactory
+import java.nio.charset.StandardCharsets
+import java.nio.file.{Files, Paths}
+import java.util.concurrent.TimeUnit
+
+/**
+ * Runs a main class in a JVM of its own, on this JVM's class path and module flags: for checks that
+ * need a Spark started with other static settings, or a JVM in which nothing touched Quiver yet.
+ */
+object ChildJvm {
+
+  /** Lines the child prints as `key=value` results (the rest is Spark's log). */
+  val ResultPrefix = "quiver-result: "
+
+  /** The child's `key -> value` results; fails with the child's output if it fails. */
+  def results(main: Class[_], args: String*): Map[String, String] = {
+    val jvmFlags = ManagementFactory.getRuntimeMXBean.getInputArguments.toArray.toSeq
+      .map(_.toString)
+      .filter(a => a.startsWith("--add-opens") || a.startsWith("--add-exports"))
+    val java = Paths.get(sys.props("java.home"), "bin", "java").toString
+    val command = Seq(java, "-Xmx1g") ++ jvmFlags ++
+      Seq("-cp", sys.props("java.class.path"), main.getName.stripSuffix("$")) ++ args
+    val output = File.createTempFile("quiver-child-jvm", ".txt")
+    try {
+      val process = new ProcessBuilder(command: _*)
+        .redirectErrorStream(true)
+        .redirectOutput(output)
+        .start()
+      if (!process.waitFor(5, TimeUnit.MINUTES)) {
+        process.destroyForcibly()
+        throw new IllegalStateException(s"${main.getName} did not finish in 5 minutes")
+      }
+      val lines = new String(Files.readAllBytes(output.toPath), StandardCharsets.UTF_8)
+      if (process.exitValue() != 0) {
+        throw new IllegalStateException(s"${main.getName} failed:\n$lines")
+      }
+      lines.linesIterator
+        .filter(_.startsWith(ResultPrefix))
+        .map(_.stripPrefix(ResultPrefix).split("=", 2))
+        .map(kv => kv(0) -> kv(1))
+        .toMap
+    } finally output.delete()
+  }
+
+  /** Prints one result for [[results]] to read. */
+  def report(key: String, value: Any): Unit = println(s"$ResultPrefix$key=$value")
+}

@@ -1,0 +1,79 @@
+package org.apache.spark.sql.quiver
+
+import com.codahale.metrics.Gauge
+import dev.quiver.spark.{QuiverMetrics, QuiverSettings}
+import dev.quiver.spark.broadcast.ArrowBroadcast
+import org.apache.spark.SparkEnv
+import org.apache.spark.sql.SparkSession
+
+/**
+ * A Spark started with Quiver's plugin and retention on (executor-wide settings, so a JVM of its
+ * own), `local[1]` so that no two tasks ever overlap: what it saw, as [[ChildJvm]] results. Run
+ * once per test JVM and shared by the suites that check it.
+ */
+object RetainingExecutor {
+
+  /** The child's results: the keys it was given that Spark knew at start, then the scenario's. */
+  lazy val results: Map[String, String] =
+    ChildJvm.results(getClass, QuiverConf.entries.map(_.key): _*)
+
+  private val PluginSource = "plugin." + QuiverSettings.Plugin
+
+  def main(args: Array[String]): Unit = {
+    val spark = SparkSession
+      .builder()
+      .master("local[1]")
+      .appName("quiver-retaining-executor")
+      .config("spark.plugins", QuiverSettings.Plugin)
+      .config(QuiverSettings.RetainDecodedBroadcasts, "true")
+      .config("spark.ui.enabled", "false")
+      .config("spark.driver.host", "127.0.0.1")
+      .getOrCreate()
+    try {
+      // Before anything touches Quiver: which settings did the plugin register?
+      args.filter(org.apache.spark.sql.internal.SQLConf.containsConfigKey).foreach { key =>
+        ChildJvm.report("registered." + key, true)
+      }
+      scenario(spark)
+    } finally spark.stop()
+  }
+
+  private def scenario(spark: SparkSession): Unit = {
+    val counters = QuiverMetrics.broadcastCache
+    val memory = SparkEnv.get.memoryManager
+    val blocks = SparkEnv.get.blockManager
+    // Storage memory not held by Spark's own blocks: what Quiver took.
+    def quiverStorage: Long = memory.onHeapStorageMemoryUsed -
+      blocks.getMatchingBlockIds(_ => true).flatMap(blocks.getStatus).map(_.memSize).sum
+    val dim = ArrowBroadcast.of(spark.range(0, 2000, 1, 2).selectExpr("id", "concat('v', id) AS s"))
+    def rowsRead(broadcast: ArrowBroadcast): Long =
+      broadcast.rdd(8).map(_.numRows().toLong).collect().sum
+    // Two jobs of eight tasks each, one task at a time: sixteen reads of one broadcast.
+    ChildJvm.report("rows", rowsRead(dim) + rowsRead(dim))
+    ChildJvm.report("decodes", counters.decodes())
+    ChildJvm.report("retainedReads", counters.retainedReads())
+    ChildJvm.report("entriesRetained", counters.entriesRetained())
+    ChildJvm.report("bytesRetained", counters.bytesRetained())
+    ChildJvm.report("storageTaken", quiverStorage)
+    val gauges = SparkEnv.get.metricsSystem.getSourcesByName(PluginSource).flatMap { source =>
+      val all = source.metricRegistry.getGauges
+      Option(all.get("broadcast.decodes")).map(_.asInstanceOf[Gauge[java.lang.Long]].getValue)
+    }
+    ChildJvm.report("metricDecodes", gauges.headOption.getOrElse(-1L))
+
+    // Destroy the broadcast: the entry goes at the next task boundary, with its storage memory.
+    val id = dim.value.id
+    dim.value.destroy(true) // blocking: the block is gone when it returns
+    val other = ArrowBroadcast.of(spark.range(0, 10).toDF("id"))
+    ChildJvm.report("otherRows", rowsRead(other))
+    val entries = QuiverMetrics.broadcastCacheEntries.entries()
+    var destroyedKept = false
+    entries.forEach(e => if (e.broadcastId() == id) destroyedKept = true)
+    ChildJvm.report("destroyedKept", destroyedKept)
+    ChildJvm.report("droppedEvictions", counters.droppedEvictions())
+    other.value.destroy(true)
+    QuiverRuntime.broadcastCache.checkRetained()
+    ChildJvm.report("entriesAtEnd", QuiverMetrics.broadcastCacheEntries.entries().size())
+    ChildJvm.report("storageAtEnd", quiverStorage)
+  }
+}
