@@ -15,13 +15,31 @@ object QuiverRuntime {
   /** Parent of every buffer Quiver allocates in this JVM; leaks show up as its allocated bytes. */
   lazy val allocator: BufferAllocator = new RootAllocator(Long.MaxValue)
 
-  /** The executor's one decoded-broadcast cache, made by the settings the executor started with. */
-  lazy val broadcastCache: DecodedBroadcastCache =
-    new DecodedBroadcastCache(
-      allocator.newChildAllocator("quiver-broadcast-cache", 0, Long.MaxValue),
-      executorSetting(QuiverConf.MaxDecodedBroadcastBytes),
-      retention
-    )
+  private var bound: Option[(SparkEnv, DecodedBroadcastCache)] = None
+
+  /**
+   * The executor's one decoded-broadcast cache, made by the settings the executor started with. It
+   * belongs to the running `SparkEnv`: a JVM that starts another SparkContext (tests, notebooks in
+   * local mode) gets a new cache with that context's settings and memory manager, and the old one
+   * is closed (its idle entries freed at once, held ones by their last task). Its counters start
+   * again at zero.
+   */
+  def broadcastCache: DecodedBroadcastCache = synchronized {
+    val env = SparkEnv.get
+    bound match {
+      // Between contexts (no SparkEnv), the last one's cache, so that what it did can be read.
+      case Some((boundEnv, cache)) if (boundEnv eq env) || env == null => cache
+      case previous =>
+        previous.foreach(_._2.close())
+        val cache = new DecodedBroadcastCache(
+          allocator.newChildAllocator("quiver-broadcast-cache", 0, Long.MaxValue),
+          executorSetting(QuiverConf.MaxDecodedBroadcastBytes),
+          retention
+        )
+        bound = Some((env, cache))
+        cache
+    }
+  }
 
   /**
    * Retention as the executor's settings ask for it, in Spark's storage memory. A broadcast lives
