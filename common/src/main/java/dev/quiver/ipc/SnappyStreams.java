@@ -303,7 +303,7 @@ public final class SnappyStreams {
               + chunkOffset
               + ": "
               + problem;
-      return cause == null ? new IOException(message) : new IOException(message, cause);
+      return new SnappyFormatException(message, cause);
     }
 
     EOFException truncated(String what, long expected, long actual) {

@@ -5,7 +5,7 @@ import java.util.{Collections, Map => JMap}
 import dev.quiver.annotation.Public
 import org.apache.spark.SparkContext
 import org.apache.spark.api.plugin.{DriverPlugin, ExecutorPlugin, PluginContext, SparkPlugin}
-import org.apache.spark.sql.quiver.QuiverConf
+import org.apache.spark.sql.quiver.{QuiverConf, QuiverRuntime}
 import org.apache.spark.sql.quiver.broadcast.CacheMetrics
 
 /**
@@ -33,5 +33,8 @@ class QuiverPlugin extends SparkPlugin {
   override def executorPlugin(): ExecutorPlugin = new ExecutorPlugin {
     override def init(context: PluginContext, extraConf: JMap[String, String]): Unit =
       CacheMetrics.register(context.metricRegistry())
+
+    /** The executor stops: its retained broadcasts give their storage memory back. */
+    override def shutdown(): Unit = QuiverRuntime.closeBroadcastCache()
   }
 }

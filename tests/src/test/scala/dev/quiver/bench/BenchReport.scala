@@ -47,16 +47,20 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
         off <- medians(shape, "off")
         on <- medians(shape, "on")
       } yield s"- ${shape.name}: probe tasks' CPU off/on = ${ratio(off.cpuMillis, on.cpuMillis)}, " +
-        s"wall off/on = ${ratio(off.wallMillis, on.wallMillis)}"
+        s"wall off/on = ${ratio(off.wallMillis, on.wallMillis)}" +
+        medians(shape, BroadcastJoinBench.Retained).fold("") { retained =>
+          s"; CPU on/on+retain = ${ratio(on.cpuMillis, retained.cpuMillis)}"
+        }
     }
     val rounds = runs.map(_.round).distinct.size
     (Seq(
-      "| Shape | Setting (Spark / off / on) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Decodes |",
+      "| Shape | Setting (Spark / off / on / on+retain) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Decodes |",
       "|---|---|---:|---:|---:|---:|---:|"
     ) ++ rows ++
       Seq(
         "",
-        s"Medians of $rounds round(s); every round ran all three settings, in rotating order."
+        s"Medians of $rounds round(s); every round ran Spark, off and on in rotating order; " +
+          "on+retain ran its rounds after, in a SparkContext of its own (retention is fixed per executor)."
       ) ++
       options.scaledNote.map(n => s"Shapes $n.").toSeq ++ Seq("", "Sharing off vs on:") ++ ratios)
       .mkString("\n")
@@ -78,7 +82,8 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
     val height = 320
     val top = 60
     val barArea = 200
-    val colours = Map("Spark" -> "#9e9e9e", "off" -> "#e57373", "on" -> "#4caf50")
+    val colours =
+      Map("Spark" -> "#9e9e9e", "off" -> "#e57373", "on" -> "#4caf50", "on+retain" -> "#1e88e5")
     val width = math.max(1, shapes.size) * groupWidth + 40
     val groups = shapes.zipWithIndex.map { case (shape, i) =>
       val ms = BroadcastJoinBench.Settings.flatMap(s => medians(shape, s).map(s -> _.cpuMillis))

@@ -13,13 +13,21 @@ import org.apache.spark.sql.quiver.bench.ListenerBus
  * For each shape it runs `SELECT sum(f.f_long), sum(d.d_long), sum(length(f.f_str)),
  * sum(length(d.d_str)) FROM fact f JOIN dim d ON f.key = d.k` three ways in every round: Spark's
  * own broadcast hash join (the reference an engine user would otherwise have), and Quiver's
- * broadcast hash join with `spark.quiver.broadcast.shareDecoded.enabled` off and on. It reports
- * medians of wall time, the probe stage's summed task run and CPU time, its slowest task, and the
- * decodes the cache did; and fails if the three disagree on the sums.
+ * broadcast hash join with `spark.quiver.broadcast.shareDecoded.enabled` off and on. Then, in a
+ * SparkContext of its own (retention is fixed per executor), the same rounds with sharing on and
+ * `spark.quiver.broadcast.retain.enabled`: "on+retain". It reports medians of wall time, the probe
+ * stage's summed task run and CPU time, its slowest task, and the decodes the cache did; and fails
+ * if the settings disagree on the sums.
  */
 object BroadcastJoinBench {
 
-  val Settings: Seq[String] = Seq("Spark", "off", "on")
+  /** Sharing on, with retention: run in its own SparkContext, after the others. */
+  val Retained = "on+retain"
+
+  val Settings: Seq[String] = Seq("Spark", "off", "on", Retained)
+
+  /** The settings that run side by side in one SparkContext, in rotating order. */
+  private val SideBySide = Seq("Spark", "off", "on")
 
   /** One query run. */
   final case class Run(
@@ -46,12 +54,28 @@ object BroadcastJoinBench {
     println()
     println(report.markdown)
     log(
-      s"sums agree across Spark, off and on in every round; results in ${options.out.getAbsolutePath}"
+      s"sums agree across Spark, off, on and on+retain in every round; results in ${options.out.getAbsolutePath}"
     )
   }
 
   private def runShape(shape: Shape, options: BenchOptions, log: String => Unit): Seq[Run] = {
-    val spark = session(shape.cores)
+    val sideBySide = runSession(shape, options, log, SideBySide, retain = false)
+    val retained = runSession(shape, options, log, Seq(Retained), retain = true)
+    val sums = (sideBySide ++ retained).map(_.sums).distinct
+    if (sums.size > 1) {
+      throw new IllegalStateException(s"${shape.name}: on+retain disagrees: ${sums.mkString("; ")}")
+    }
+    sideBySide ++ retained
+  }
+
+  private def runSession(
+      shape: Shape,
+      options: BenchOptions,
+      log: String => Unit,
+      settings: Seq[String],
+      retain: Boolean
+  ): Seq[Run] = {
+    val spark = session(shape.cores, retain)
     try {
       val tables = BenchData.prepare(spark, shape, options.data, log)
       val listener = new TaskMetricsListener
@@ -71,7 +95,7 @@ object BroadcastJoinBench {
           if (measured) s"round ${round - options.warmups}/${options.rounds}"
           else s"warm-up $round/${options.warmups}"
         // Rotate the order each round so that no setting always runs first (warm caches, JIT).
-        val order = Settings.indices.map(i => Settings((i + round) % Settings.size))
+        val order = settings.indices.map(i => settings((i + round) % settings.size))
         val runs = order.map { setting =>
           log(s"${shape.name}: $label, $setting")
           runOnce(spark, shape, setting, round - options.warmups, fact, dim, listener)
@@ -114,7 +138,7 @@ object BroadcastJoinBench {
           )
           .head()
       case share =>
-        spark.conf.set(QuiverSettings.ShareDecodedBroadcasts, share == "on")
+        spark.conf.set(QuiverSettings.ShareDecodedBroadcasts, share != "off")
         QuiverJoins
           .broadcastHashJoin(fact, dim, Seq("key"), Seq("k"), "inner")
           .agg(
@@ -143,12 +167,13 @@ object BroadcastJoinBench {
 
   private def sums(row: Row): Seq[Long] = (0 until row.length).map(i => row.getLong(i))
 
-  private def session(cores: Int): SparkSession = {
+  private def session(cores: Int, retain: Boolean): SparkSession = {
     val spark = SparkSession
       .builder()
       .master(s"local[$cores]")
       .appName("quiver-bench")
       .config("spark.plugins", QuiverSettings.Plugin)
+      .config(QuiverSettings.RetainDecodedBroadcasts, retain.toString)
       .config("spark.ui.enabled", "false")
       .config("spark.driver.host", "127.0.0.1")
       .config("spark.sql.adaptive.enabled", "false")

@@ -36,11 +36,11 @@ class MainJobSmokeSuite extends AnyFunSuite {
     if (!finished) process.destroyForcibly()
     assert(finished, s"dev/bench --quick did not finish:\n$output")
     assert(process.exitValue() == 0, s"dev/bench --quick failed:\n$output")
-    assert(output.contains("sums agree across Spark, off and on in every round"), output)
+    assert(output.contains("sums agree across Spark, off, on and on+retain in every round"), output)
 
     val table =
       new String(Files.readAllBytes(new File(out, "results.md").toPath), StandardCharsets.UTF_8)
-    assert(table.contains("| Shape | Setting (Spark / off / on) | Wall |"))
+    assert(table.contains("| Shape | Setting (Spark / off / on / on+retain) | Wall |"))
     for (shape <- BenchOptions.ShapeOrder.map(BenchOptions.FullShapes)) {
       val name = shape.scaled(BenchOptions.QuickScale).name
       for (setting <- BroadcastJoinBench.Settings)
@@ -50,9 +50,10 @@ class MainJobSmokeSuite extends AnyFunSuite {
     val decodes =
       csv.toArray.toSeq.drop(1).map(_.toString.split(",")).map(f => f(4) -> f.last.toLong)
     // With sharing on, overlapping tasks never decode more often than with it off.
-    assert(
-      decodes.filter(_._1 == "on").map(_._2).sum <= decodes.filter(_._1 == "off").map(_._2).sum
-    )
+    def decodesOf(setting: String) = decodes.filter(_._1 == setting).map(_._2).sum
+    assert(decodesOf("on") <= decodesOf("off"))
+    // Retention: tasks that no longer overlap read the retained entry instead of decoding again.
+    assert(decodesOf(BroadcastJoinBench.Retained) <= decodesOf("on"))
     assert(new File(out, "results.svg").length() > 0)
   }
 }

@@ -41,6 +41,9 @@ object QuiverRuntime {
     }
   }
 
+  /** Closes the cache (at executor shutdown): idle entries go now, held ones with their tasks. */
+  def closeBroadcastCache(): Unit = synchronized(bound.foreach(_._2.close()))
+
   /**
    * Retention as the executor's settings ask for it, in Spark's storage memory. A broadcast lives
    * while this executor's block manager holds its value: Spark drops that block when the broadcast
