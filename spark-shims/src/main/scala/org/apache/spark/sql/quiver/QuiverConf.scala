@@ -57,7 +57,7 @@ object QuiverConf {
       )
       .version("0.2.0")
       .booleanConf
-      .createWithDefault(false)
+      .createWithDefault(true)
 
   val RetainMaxBytes: ConfigEntry[Long] =
     SQLConf

@@ -41,6 +41,9 @@ object QuiverSparkSession {
       .master("local[8]")
       .appName("quiver-tests")
       .config("spark.plugins", QuiverSettings.Plugin) // registers Quiver's settings
+      // The suites count decodes and check that entries go with their tasks; retention has a
+      // JVM of its own (RetentionSuite).
+      .config(QuiverSettings.RetainDecodedBroadcasts, "false")
       .config("spark.ui.enabled", "false")
       .config("spark.sql.shuffle.partitions", "4")
       .config("spark.sql.adaptive.enabled", "false")
