@@ -24,7 +24,8 @@ object QuiverConf {
       .buildConf("spark.quiver.broadcast.shareDecoded.enabled")
       .doc(
         "When true, the tasks of one executor that read the same Arrow broadcast at the same " +
-          "time share one decoded copy of it; the copy is freed when the last of them completes. " +
+          "time share one decoded copy of it; the copy is freed when the last of them completes, " +
+          "unless spark.quiver.broadcast.retain.enabled keeps it. " +
           "When false, every task decodes the broadcast for itself."
       )
       .version("0.1.0")
