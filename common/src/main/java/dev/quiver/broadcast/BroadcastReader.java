@@ -2,6 +2,7 @@ package dev.quiver.broadcast;
 
 import dev.quiver.annotation.Public;
 import dev.quiver.ipc.DecodedStream;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -31,11 +32,29 @@ public final class BroadcastReader implements AutoCloseable {
   private final List<AutoCloseable> viewResources = new ArrayList<>();
   // Views the consumer kept past next(), with what was tied to them; closed with the reader.
   private final List<AutoCloseable> keptViews = new ArrayList<>();
+  private final DerivedValues derivedValues;
   private boolean closed;
 
-  BroadcastReader(DecodedBroadcast broadcast, BufferAllocator viewAllocator) {
+  /** Where a reader's derived values come from: its task's hold on the cache's entry. */
+  interface DerivedValues {
+    <T> T derived(Object key, Derivation<T> derivation) throws IOException;
+  }
+
+  /** For the reader a {@link Derivation} builds from: it cannot ask for a derived value. */
+  static final DerivedValues NO_DERIVED_VALUES =
+      new DerivedValues() {
+        @Override
+        public <T> T derived(Object key, Derivation<T> derivation) {
+          throw new IllegalStateException(
+              "a derivation cannot ask for a derived value (key " + key + ") while it builds one");
+        }
+      };
+
+  BroadcastReader(
+      DecodedBroadcast broadcast, BufferAllocator viewAllocator, DerivedValues derivedValues) {
     this.broadcast = broadcast;
     this.viewAllocator = viewAllocator;
+    this.derivedValues = derivedValues;
   }
 
   /**
@@ -81,6 +100,32 @@ public final class BroadcastReader implements AutoCloseable {
   /** The decoded broadcast this reader walks (shared; do not close). */
   public DecodedBroadcast broadcast() {
     return broadcast;
+  }
+
+  /**
+   * The value {@code derivation} builds from this broadcast under {@code key} (compared by {@code
+   * equals} and {@code hashCode}; one key must always mean one derivation, of one type), built once
+   * per cache entry: the first task to ask builds it, tasks asking meanwhile wait (holding the
+   * entry, checking every {@link DecodedBroadcastCache#KILL_CHECK_MILLIS} ms whether they were
+   * killed, as decode waiters do), later tasks reuse it. Different keys are different values.
+   *
+   * <p>The value lives as long as the entry: it is shared with every task that reads the entry,
+   * retained with it, and closed when the entry is freed (never while a task holds it), so the
+   * returned value may be used until this task completes. Its bytes count in the entry's. A build
+   * that fails is not cached: the exception reaches the task that built, and the tasks that were
+   * waiting, as the next task to ask, build again. On a private entry (sharing off, a broadcast
+   * with dictionaries, after a failed shared decode) the value is this task's alone. See {@link
+   * DecodedBroadcastCache} for the rules.
+   *
+   * @throws IOException or any other exception of this task's build; the engine's task-killed
+   *     exception if the task is killed while it waits; {@link java.io.InterruptedIOException} if
+   *     its thread is interrupted while it waits
+   */
+  public <T> T derived(Object key, Derivation<T> derivation) throws IOException {
+    Preconditions.checkState(!closed, "broadcast reader is closed");
+    Preconditions.checkNotNull(key, "key");
+    Preconditions.checkNotNull(derivation, "derivation");
+    return derivedValues.derived(key, derivation);
   }
 
   /**

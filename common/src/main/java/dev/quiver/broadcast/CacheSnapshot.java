@@ -41,12 +41,18 @@ public final class CacheSnapshot {
       return retained;
     }
 
-    /** Tasks holding it (their views and their hold end when they complete). */
+    /**
+     * Holds on it: one per task reading it (its views and its hold end when it completes), and one
+     * more while a task builds or waits for one of its derived values.
+     */
     public int holders() {
       return holders;
     }
 
-    /** Bytes allocated for it, views included. */
+    /**
+     * Its bytes: allocated for it (views and derived values' Arrow memory included), plus its
+     * derived values' heap bytes.
+     */
     public long bytes() {
       return bytes;
     }

@@ -157,6 +157,84 @@ final class DecodeLog {
     LOG.debug("Released broadcast {} ({} bytes): its last task completed", broadcastId, bytes);
   }
 
+  /**
+   * A derived value built: INFO for a shared entry (once per broadcast, key and executor while the
+   * entry lives), DEBUG for a private one (once per task).
+   */
+  static void derivedBuilt(
+      long broadcastId,
+      Object key,
+      TaskScope task,
+      boolean shared,
+      long startNanos,
+      long arrowBytes,
+      long heapBytes) {
+    if (shared ? LOG.isInfoEnabled() : LOG.isDebugEnabled()) {
+      String format =
+          "Built {} of broadcast {} in {} ms {}: {} Arrow bytes, {} heap bytes (task {})";
+      Object[] args = {
+        key,
+        broadcastId,
+        millisSince(startNanos),
+        shared ? "for this executor's tasks to share" : "for this task alone",
+        arrowBytes,
+        heapBytes,
+        task.attemptId()
+      };
+      if (shared) {
+        LOG.info(format, args);
+      } else {
+        LOG.debug(format, args);
+      }
+    }
+  }
+
+  /** A task that found another task building a derived value and waits for it. */
+  static void derivedWaiting(long broadcastId, Object key, TaskScope task) {
+    LOG.debug(
+        "Task {} waits for {} of broadcast {}, which another task is building",
+        task.attemptId(),
+        key,
+        broadcastId);
+  }
+
+  /** A task that reuses a derived value already built. */
+  static void derivedReused(long broadcastId, Object key, TaskScope task) {
+    LOG.debug("Task {} reuses {} of broadcast {}", task.attemptId(), key, broadcastId);
+  }
+
+  /**
+   * A derived value's build that threw: the task fails with it, so WARN with the stack trace (it is
+   * the engine's code that failed), or INFO for an interrupt (a killed task).
+   */
+  static void failedDerivation(
+      long broadcastId, Object key, TaskScope task, long startNanos, Throwable failure) {
+    long millis = millisSince(startNanos);
+    if (failure instanceof ClosedByInterruptException
+        || failure instanceof InterruptedIOException) {
+      LOG.info(
+          "Stopped building {} of broadcast {} for task {} after {} ms: interrupted",
+          key,
+          broadcastId,
+          task.attemptId(),
+          millis);
+    } else {
+      LOG.warn(
+          "Building {} of broadcast {} for task {} failed after {} ms; the next task to ask builds"
+              + " it again",
+          key,
+          broadcastId,
+          task.attemptId(),
+          millis,
+          failure);
+    }
+  }
+
+  /** A derived value whose release threw as its entry was freed; the rest is freed anyway. */
+  static void derivedReleaseFailed(long broadcastId, Object key, Throwable failure) {
+    LOG.warn("Releasing {} of broadcast {} failed", key, broadcastId, failure);
+  }
+
   /** "2 streams, 1234 compressed bytes, 5678 decoded bytes". */
   private static String sizes(BroadcastSource source, long decodedBytes) {
     int streams = source.streamCount();

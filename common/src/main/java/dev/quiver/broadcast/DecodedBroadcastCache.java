@@ -3,16 +3,12 @@ package dev.quiver.broadcast;
 import dev.quiver.annotation.Public;
 import dev.quiver.task.TaskScope;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
@@ -50,6 +46,36 @@ import org.apache.arrow.util.Preconditions;
  *   <li>A broadcast whose streams carry dictionaries is not shared: the task that decoded it keeps
  *       it as its own, and the others decode for themselves.
  *   <li>With sharing off a task decodes for itself, through the same reader.
+ * </ul>
+ *
+ * <p>Derived values ({@link BroadcastReader#derived(Object, Derivation)}), each rule broken on
+ * purpose by a test too:
+ *
+ * <ul>
+ *   <li>An entry has at most one value per key (compared by {@code equals}); different keys of one
+ *       entry are separate values, built and freed separately.
+ *   <li>The first task to ask for a key builds its value, outside the monitor, from a fresh reader
+ *       of its own and into a child allocator of the entry's. Tasks asking meanwhile wait, checking
+ *       every {@link #KILL_CHECK_MILLIS} ms whether they were killed (a killed waiter stops as a
+ *       killed decode waiter does; the build goes on). Later tasks reuse the value. While a task
+ *       builds or waits it holds the entry once more, so the entry cannot go under the build even
+ *       if the task's own hold ends meanwhile.
+ *   <li>A failed build is not cached and leaves nothing allocated (its child allocator is closed);
+ *       it is rethrown to its builder, and the waiters and the next task to ask try again, one of
+ *       them building.
+ *   <li>A value is closed (its release run, then its child allocator closed) when its entry is
+ *       freed, however that happens: at its last holder without retention, or on eviction of the
+ *       retained entry; never while a task holds the entry.
+ *   <li>An entry's bytes are its allocator's (decoded batches, views, derived values' Arrow memory)
+ *       plus its values' {@link DerivedValue#heapBytes()}, wherever an entry's bytes count: the
+ *       gauges, the snapshot, the retention budget and the storage memory. They are taken each time
+ *       the entry becomes idle, so a value built while the entry is held is counted from then on.
+ *   <li>The decoded batches stay beside the derived values: a retained entry keeps both, and its
+ *       bytes are their sum (a value may keep positions into the batches rather than copies).
+ *   <li>On a private entry (sharing off, dictionaries, after a failed shared decode) a value is
+ *       built for that task alone and closed with the entry when the task's hold ends.
+ *   <li>Waits for a derived value count in {@link CacheCounters#waits()} and {@link
+ *       CacheCounters#waitNanos()} with waits for a decode.
  * </ul>
  *
  * <p>State changes happen under one monitor in short critical sections; decoding and waiting happen
@@ -162,7 +188,7 @@ public final class DecodedBroadcastCache {
     }
     free(evicted);
     // Outside the monitor: the task's listener registration is foreign code.
-    Hold hold = new Hold(entry);
+    Hold hold = new Hold(entry, task);
     task.onCompletion(hold::finish);
     if (found == null) {
       return decodeShared(hold, source, task);
@@ -182,7 +208,7 @@ public final class DecodedBroadcastCache {
     boolean shareable;
     long waitStart = System.nanoTime();
     try {
-      shareable = awaitShareable(entry.outcome, task, id);
+      shareable = KillableWait.await(entry.outcome, task, () -> "broadcast " + id + " to decode");
     } catch (IOException | RuntimeException | Error e) {
       hold.finish();
       throw e;
@@ -216,7 +242,7 @@ public final class DecodedBroadcastCache {
               e.state == State.SHARED || e.state == State.RETAINED,
               e.state == State.RETAINED,
               e.holders(),
-              e.allocator.getAllocatedMemory()));
+              bytesOf(e)));
     }
     return new CacheSnapshot(states, allocator.getAllocatedMemory());
   }
@@ -272,6 +298,125 @@ public final class DecodedBroadcastCache {
   /** Running totals since the cache was made. */
   public CacheCounters counters() {
     return counters;
+  }
+
+  /**
+   * {@link BroadcastReader#derived(Object, Derivation)} for a task holding {@code entry}: reuses
+   * the entry's value for {@code key}, waits for the task building it, or builds it.
+   */
+  private <T> T derive(Entry entry, TaskScope task, Object key, Derivation<T> derivation)
+      throws IOException {
+    synchronized (this) {
+      // Held once more while building or waiting: the task's own hold may end meanwhile (its
+      // completion on another thread), and the entry must not go under the build.
+      hold(entry);
+    }
+    try {
+      while (true) {
+        DerivedSlot slot;
+        boolean builds = false;
+        synchronized (this) {
+          slot = entry.derived.get(key);
+          if (slot == null) {
+            slot = new DerivedSlot(entry.nextDerivedNumber++);
+            entry.derived.put(key, slot);
+            builds = true;
+          } else if (slot.state == DerivedState.READY) {
+            counters.derivedReuses.incrementAndGet();
+            DecodeLog.derivedReused(entry.broadcastId, key, task);
+            return valueOf(slot);
+          }
+        }
+        if (builds) {
+          return build(entry, slot, key, task, derivation);
+        }
+        counters.waits.incrementAndGet();
+        DecodeLog.derivedWaiting(entry.broadcastId, key, task);
+        boolean ready;
+        long waitStart = System.nanoTime();
+        try {
+          ready =
+              KillableWait.await(
+                  slot.outcome,
+                  task,
+                  () -> "broadcast " + entry.broadcastId + "'s derived value " + key);
+        } finally {
+          counters.waitNanos.addAndGet(System.nanoTime() - waitStart);
+        }
+        if (ready) {
+          synchronized (this) {
+            counters.derivedReuses.incrementAndGet();
+            DecodeLog.derivedReused(entry.broadcastId, key, task);
+            return valueOf(slot);
+          }
+        }
+        // The build failed, and its slot is gone: ask again; one of the waiters builds.
+      }
+    } finally {
+      release(entry);
+    }
+  }
+
+  /** Builds {@code slot}'s value, outside the monitor, as its builder. */
+  private <T> T build(
+      Entry entry, DerivedSlot slot, Object key, TaskScope task, Derivation<T> derivation)
+      throws IOException {
+    long start = System.nanoTime();
+    BufferAllocator valueAllocator =
+        entry.allocator.newChildAllocator(
+            entry.allocator.getName() + "-derived-" + slot.number, 0, Long.MAX_VALUE);
+    DerivedValue<T> built = null;
+    try {
+      try (BroadcastReader buildReader =
+          new BroadcastReader(entry.decoded, entry.allocator, BroadcastReader.NO_DERIVED_VALUES)) {
+        built = derivation.build(buildReader, valueAllocator);
+      }
+      Preconditions.checkState(built != null, "derivation %s returned no value", key);
+    } catch (IOException | RuntimeException | Error e) {
+      counters.failedDerivations.incrementAndGet();
+      synchronized (this) {
+        slot.moveTo(DerivedState.FAILED);
+        entry.derived.remove(key, slot);
+      }
+      // A value built before the build reader failed to close goes too.
+      AutoCloseables.close(e, built, valueAllocator);
+      slot.outcome.complete(false);
+      DecodeLog.failedDerivation(entry.broadcastId, key, task, start, e);
+      throw e;
+    }
+    boolean shared;
+    synchronized (this) {
+      slot.value = built;
+      slot.allocator = valueAllocator;
+      slot.moveTo(DerivedState.READY);
+      entry.derivedHeapBytes += built.heapBytes();
+      counters.derivedHeapBytes.addAndGet(built.heapBytes());
+      shared = entry.state != State.PRIVATE;
+    }
+    counters.derivedBuilds.incrementAndGet();
+    slot.outcome.complete(true);
+    DecodeLog.derivedBuilt(
+        entry.broadcastId,
+        key,
+        task,
+        shared,
+        start,
+        valueAllocator.getAllocatedMemory(),
+        built.heapBytes());
+    return built.value();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> T valueOf(DerivedSlot slot) {
+    return (T) slot.value.value();
+  }
+
+  /**
+   * An entry's bytes: its allocator's (decoded batches, views, derived values' Arrow memory) and
+   * its derived values' heap bytes. Under the monitor.
+   */
+  private static long bytesOf(Entry entry) {
+    return entry.allocator.getAllocatedMemory() + entry.derivedHeapBytes;
   }
 
   private BroadcastReader decodeShared(Hold hold, BroadcastSource source, TaskScope task)
@@ -340,7 +485,7 @@ public final class DecodedBroadcastCache {
       entry.moveTo(State.PRIVATE);
       hold(entry);
     }
-    Hold hold = new Hold(entry);
+    Hold hold = new Hold(entry, task);
     task.onCompletion(hold::finish);
     return hold.attach();
   }
@@ -352,6 +497,7 @@ public final class DecodedBroadcastCache {
   private void release(Entry entry) {
     List<Evicted> evicted = new ArrayList<>();
     boolean freeEntry = false;
+    long bytes = 0;
     synchronized (this) {
       if (letGo(entry) == 0) {
         if (entry.state == State.FAILED) {
@@ -360,13 +506,13 @@ public final class DecodedBroadcastCache {
           entries.remove(entry.broadcastId, entry);
           entry.moveTo(State.RELEASED);
           freeEntry = true;
+          bytes = bytesOf(entry);
         }
       }
       evictDroppedAndPressed(evicted);
     }
     if (freeEntry) {
-      long bytes = entry.allocator.getAllocatedMemory();
-      entry.close();
+      closeEntry(entry);
       DecodeLog.released(entry.broadcastId, bytes);
     }
     free(evicted);
@@ -383,7 +529,7 @@ public final class DecodedBroadcastCache {
       return false;
     }
     long id = entry.broadcastId;
-    long bytes = entry.allocator.getAllocatedMemory();
+    long bytes = bytesOf(entry);
     String refusal = null;
     if (entry.dropped || !retention.isLive(id)) {
       refusal = "the broadcast is no longer live";
@@ -443,10 +589,52 @@ public final class DecodedBroadcastCache {
   }
 
   /** Frees evicted entries, outside the monitor. */
-  private static void free(List<Evicted> evicted) {
+  private void free(List<Evicted> evicted) {
     for (Evicted e : evicted) {
-      e.entry.close();
+      closeEntry(e.entry);
       DecodeLog.evicted(e.entry.broadcastId, e.entry.retainedBytes, e.cause);
+    }
+  }
+
+  /**
+   * Frees an entry no task holds and the cache no longer lists (so, outside the monitor): its
+   * derived values (each release, then its allocator), its decoded buffers, its allocator. A
+   * release that throws is logged and does not keep the rest from being freed.
+   */
+  private void closeEntry(Entry entry) {
+    RuntimeException failure = null;
+    for (Map.Entry<Object, DerivedSlot> derived : entry.derived.entrySet()) {
+      DerivedSlot slot = derived.getValue();
+      slot.moveTo(DerivedState.CLOSED);
+      try {
+        slot.value.close();
+      } catch (RuntimeException e) {
+        DecodeLog.derivedReleaseFailed(entry.broadcastId, derived.getKey(), e);
+      }
+      counters.derivedHeapBytes.addAndGet(-slot.value.heapBytes());
+      try {
+        slot.allocator.close();
+      } catch (RuntimeException e) {
+        // Memory the release did not free: loud, as a leaked view would be.
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    entry.derived.clear();
+    try {
+      entry.close();
+    } catch (RuntimeException e) {
+      if (failure == null) {
+        failure = e;
+      } else {
+        failure.addSuppressed(e);
+      }
+    }
+    if (failure != null) {
+      throw failure;
     }
   }
 
@@ -493,20 +681,27 @@ public final class DecodedBroadcastCache {
    * One task's hold on an entry, from the moment it arrives: ended once, by the task's completion
    * or earlier (a waiter that will not share the entry), closing the task's reader first.
    */
-  private final class Hold {
+  private final class Hold implements BroadcastReader.DerivedValues {
     final Entry entry;
+    private final TaskScope task;
     private final AtomicBoolean finished = new AtomicBoolean();
     private volatile BroadcastReader reader;
 
-    Hold(Entry entry) {
+    Hold(Entry entry, TaskScope task) {
       this.entry = entry;
+      this.task = task;
     }
 
     /** The task's reader on the now decoded entry, closed when the hold ends. */
     BroadcastReader attach() {
-      BroadcastReader attached = new BroadcastReader(entry.decoded, entry.allocator);
+      BroadcastReader attached = new BroadcastReader(entry.decoded, entry.allocator, this);
       reader = attached;
       return attached;
+    }
+
+    @Override
+    public <T> T derived(Object key, Derivation<T> derivation) throws IOException {
+      return derive(entry, task, key, derivation);
     }
 
     void finish() {
@@ -516,31 +711,6 @@ public final class DecodedBroadcastCache {
           attached.close();
         }
         release(entry);
-      }
-    }
-  }
-
-  /**
-   * Waits for another task's decode. Returns true if it produced a shareable entry, false if it
-   * failed or is not shareable (the caller then decodes for itself).
-   */
-  private boolean awaitShareable(CompletableFuture<Boolean> outcome, TaskScope task, long id)
-      throws IOException {
-    while (true) {
-      try {
-        return outcome.get(KILL_CHECK_MILLIS, TimeUnit.MILLISECONDS);
-      } catch (TimeoutException e) {
-        task.throwIfKilled();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        task.throwIfKilled();
-        InterruptedIOException interrupted =
-            new InterruptedIOException("interrupted waiting for broadcast " + id + " to decode");
-        interrupted.initCause(e);
-        throw interrupted;
-      } catch (ExecutionException e) {
-        // Never completed exceptionally; kept for the compiler.
-        return false;
       }
     }
   }
@@ -580,6 +750,56 @@ public final class DecodedBroadcastCache {
     }
   }
 
+  /**
+   * The life of one derived value: BUILDING by the task that asked first, then READY (shared as its
+   * entry is) or FAILED (gone from its entry, so the next task to ask builds anew). A READY value
+   * becomes CLOSED when its entry is freed; its entry, held by its builder, cannot go while it is
+   * BUILDING.
+   */
+  enum DerivedState {
+    BUILDING,
+    READY,
+    FAILED,
+    CLOSED;
+
+    boolean canMoveTo(DerivedState next) {
+      switch (this) {
+        case BUILDING:
+          return next == READY || next == FAILED;
+        case READY:
+          return next == CLOSED;
+        default:
+          return false;
+      }
+    }
+  }
+
+  /** One key's derived value of an entry. Guarded by the cache's monitor. */
+  private static final class DerivedSlot {
+    /** Numbers the value's allocator within its entry. */
+    final int number;
+
+    /** Completes when the build ends: true if the value is READY, false if the build failed. */
+    final CompletableFuture<Boolean> outcome = new CompletableFuture<>();
+
+    DerivedState state = DerivedState.BUILDING;
+
+    DerivedValue<?> value;
+    BufferAllocator allocator;
+
+    DerivedSlot(int number) {
+      this.number = number;
+    }
+
+    void moveTo(DerivedState next) {
+      if (!state.canMoveTo(next)) {
+        throw new IllegalStateException(
+            "derived value " + number + " cannot move from " + state + " to " + next);
+      }
+      state = next;
+    }
+  }
+
   /** One broadcast's decoded value and the tasks holding it. Guarded by the cache's monitor. */
   private static final class Entry {
     final long broadcastId;
@@ -597,6 +817,14 @@ public final class DecodedBroadcastCache {
 
     /** The bytes acquired from the storage memory while RETAINED. */
     long retainedBytes;
+
+    /** Its derived values by key; changed only while a task holds the entry. */
+    final Map<Object, DerivedSlot> derived = new HashMap<>();
+
+    /** The heap bytes of its READY derived values. */
+    long derivedHeapBytes;
+
+    int nextDerivedNumber;
 
     Entry(long broadcastId, BufferAllocator allocator) {
       this.broadcastId = broadcastId;
@@ -632,7 +860,7 @@ public final class DecodedBroadcastCache {
       return holders;
     }
 
-    /** Frees the decoded buffers (if any) and the allocator. */
+    /** Frees the decoded buffers (if any) and the allocator, its derived values already closed. */
     void close() {
       if (decoded != null) {
         decoded.close();
@@ -654,10 +882,17 @@ public final class DecodedBroadcastCache {
     final AtomicLong pressureEvictions = new AtomicLong();
     final AtomicLong droppedEvictions = new AtomicLong();
     final AtomicLong closedEvictions = new AtomicLong();
+    final AtomicLong derivedBuilds = new AtomicLong();
+    final AtomicLong derivedReuses = new AtomicLong();
+    final AtomicLong failedDerivations = new AtomicLong();
     // Gauges, changed under the cache's monitor.
     final AtomicLong entriesHeld = new AtomicLong();
     final AtomicLong entriesRetained = new AtomicLong();
     final AtomicLong bytesRetained = new AtomicLong();
+
+    /** Heap bytes of every derived value not yet closed, held or retained. */
+    final AtomicLong derivedHeapBytes = new AtomicLong();
+
     private final BufferAllocator cacheAllocator;
 
     CacheCounters(BufferAllocator cacheAllocator) {
@@ -701,18 +936,33 @@ public final class DecodedBroadcastCache {
       return retainedReads.get();
     }
 
-    /** Times a task waited for another task's decode. */
+    /** Times a task waited for another task's decode or derived value. */
     public long waits() {
       return waits.get();
     }
 
-    /** Nanoseconds tasks spent waiting for other tasks' decodes, in all. */
+    /** Nanoseconds tasks spent waiting for other tasks' decodes and derived values, in all. */
     public long waitNanos() {
       return waitNanos.get();
     }
 
     public long failedDecodes() {
       return failedDecodes.get();
+    }
+
+    /** Derived values built: one per entry and key, for shared entries and private ones. */
+    public long derivedBuilds() {
+      return derivedBuilds.get();
+    }
+
+    /** Times a task got a derived value another task (or itself, earlier) had built. */
+    public long derivedReuses() {
+      return derivedReuses.get();
+    }
+
+    /** Builds of derived values that threw (not cached; the next task to ask builds again). */
+    public long failedDerivations() {
+      return failedDerivations.get();
     }
 
     /** Idle entries evicted to make room for another in the retention budget. */
@@ -741,11 +991,12 @@ public final class DecodedBroadcastCache {
     }
 
     /**
-     * Gauge: bytes allocated under the cache for entries tasks hold (their views included): all the
-     * cache's bytes but the retained ones.
+     * Gauge: bytes of the entries tasks hold (their views and derived values, heap bytes included):
+     * all the cache's bytes but the retained ones.
      */
     public long bytesHeld() {
-      return Math.max(0, cacheAllocator.getAllocatedMemory() - bytesRetained.get());
+      return Math.max(
+          0, cacheAllocator.getAllocatedMemory() + derivedHeapBytes.get() - bytesRetained.get());
     }
 
     /** Gauge: idle retained entries now. */
@@ -753,7 +1004,10 @@ public final class DecodedBroadcastCache {
       return entriesRetained.get();
     }
 
-    /** Gauge: bytes of the idle retained entries, as acquired from the storage memory. */
+    /**
+     * Gauge: bytes of the idle retained entries (derived values' heap bytes included), as acquired
+     * from the storage memory.
+     */
     public long bytesRetained() {
       return bytesRetained.get();
     }
