@@ -314,21 +314,22 @@ public final class DecodedBroadcastCache {
     try {
       while (true) {
         DerivedSlot slot;
-        boolean builds = false;
+        DerivedState found;
         synchronized (this) {
           slot = entry.derived.get(key);
           if (slot == null) {
             slot = new DerivedSlot(entry.nextDerivedNumber++);
             entry.derived.put(key, slot);
-            builds = true;
-          } else if (slot.state == DerivedState.READY) {
-            counters.derivedReuses.incrementAndGet();
-            DecodeLog.derivedReused(entry.broadcastId, key, task);
-            return valueOf(slot);
+            found = null;
+          } else {
+            found = slot.state;
           }
         }
-        if (builds) {
+        if (found == null) {
           return build(entry, slot, key, task, derivation);
+        }
+        if (found == DerivedState.READY) {
+          return reuse(entry, slot, key, task);
         }
         counters.waits.incrementAndGet();
         DecodeLog.derivedWaiting(entry.broadcastId, key, task);
@@ -344,11 +345,7 @@ public final class DecodedBroadcastCache {
           counters.waitNanos.addAndGet(System.nanoTime() - waitStart);
         }
         if (ready) {
-          synchronized (this) {
-            counters.derivedReuses.incrementAndGet();
-            DecodeLog.derivedReused(entry.broadcastId, key, task);
-            return valueOf(slot);
-          }
+          return reuse(entry, slot, key, task);
         }
         // The build failed, and its slot is gone: ask again; one of the waiters builds.
       }
@@ -406,9 +403,18 @@ public final class DecodedBroadcastCache {
     return built.value();
   }
 
-  @SuppressWarnings("unchecked")
-  private static <T> T valueOf(DerivedSlot slot) {
-    return (T) slot.value.value();
+  /** The READY value of {@code slot}, which cannot close while this task holds its entry. */
+  private <T> T reuse(Entry entry, DerivedSlot slot, Object key, TaskScope task) {
+    DerivedValue<?> value;
+    synchronized (this) {
+      Preconditions.checkState(slot.state == DerivedState.READY, "reusing a %s value", slot.state);
+      value = slot.value;
+    }
+    counters.derivedReuses.incrementAndGet();
+    DecodeLog.derivedReused(entry.broadcastId, key, task);
+    @SuppressWarnings("unchecked")
+    T typed = (T) value.value();
+    return typed;
   }
 
   /**

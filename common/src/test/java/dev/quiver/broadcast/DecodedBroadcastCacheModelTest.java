@@ -10,6 +10,7 @@ import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -19,6 +20,7 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -26,10 +28,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The cache against a sequential model of its rules, driven from one thread by a seeded random
- * walk: tasks open broadcasts (shared or not, some decodes failing) and complete, broadcasts stop
- * and start being live or are dropped, Spark's own blocks fill and empty the storage memory. After
- * every step the decode counts, each entry's state, holders and bytes, the storage memory and the
- * counters must be the model's.
+ * walk: tasks open broadcasts (shared or not, some decodes failing), ask for derived values (some
+ * builds failing) and complete, broadcasts stop and start being live or are dropped, Spark's own
+ * blocks fill and empty the storage memory. After every step the decode and build counts, each
+ * entry's state, holders and bytes, the storage memory, the values released and the counters must
+ * be the model's.
  */
 @ExtendWith(AllocatorExtension.class)
 class DecodedBroadcastCacheModelTest {
@@ -38,17 +41,69 @@ class DecodedBroadcastCacheModelTest {
   private static final int STEPS = 3000;
   private static final long SPARK_BLOCKS = -1;
 
+  /** The Arrow bytes each derived value keeps (a power of two: allocated exactly). */
+  private static final long VALUE_ARROW_BYTES = 4096;
+
+  /** The derivation keys, and the heap bytes of each one's value (set from the entry sizes). */
+  private static final String[] KEYS = {"small", "large"};
+
+  /**
+   * The derivation of the walk: reads the whole broadcast, keeps {@link #VALUE_ARROW_BYTES} of
+   * Arrow memory and {@code heapBytes} of heap, and fails (freeing its buffer) when told to.
+   */
+  private static final class WalkDerivation implements Derivation<Long> {
+    final long heapBytes;
+    boolean failNext;
+    long releases;
+
+    WalkDerivation(long heapBytes) {
+      this.heapBytes = heapBytes;
+    }
+
+    @Override
+    public DerivedValue<Long> build(BroadcastReader reader, BufferAllocator allocator)
+        throws IOException {
+      ArrowBuf kept = allocator.buffer(VALUE_ARROW_BYTES);
+      long rows = 0;
+      while (reader.next()) {
+        rows += reader.current().getRowCount();
+      }
+      if (failNext) {
+        failNext = false;
+        kept.close();
+        throw new IOException("injected build failure");
+      }
+      return DerivedValue.of(
+          rows,
+          heapBytes,
+          () -> {
+            kept.close();
+            releases++;
+          });
+    }
+  }
+
   /** The model's view of one shared entry. */
   private static final class ModelEntry {
     int holders;
     boolean retained;
     boolean dropped;
+    long retainedBytes;
+
+    /** Its derived values: the keys built, with each value's bytes (Arrow and heap). */
+    final Map<String, Long> derived = new HashMap<>();
   }
 
   /** One hold a task took: on the shared entry of {@code id}, or on a private decode. */
   private static final class ModelHold {
     final long id;
     final boolean shared;
+
+    /** The values built on the private decode this hold is (empty for a shared hold). */
+    final Map<String, Long> privateDerived = new HashMap<>();
+
+    /** The task's reader of this hold. */
+    BroadcastReader reader;
 
     ModelHold(long id, boolean shared) {
       this.id = id;
@@ -76,6 +131,10 @@ class DecodedBroadcastCacheModelTest {
     long pressureEvictions;
     long droppedEvictions;
     long closedEvictions;
+    long derivedBuilds;
+    long derivedReuses;
+    long failedDerivations;
+    long valuesReleased;
     long privateHeld;
     boolean closed;
 
@@ -88,6 +147,45 @@ class DecodedBroadcastCacheModelTest {
 
     long size(long id) {
       return sizes[(int) id - 1];
+    }
+
+    /** An entry's bytes: its decode and its derived values. */
+    long bytes(long id, ModelEntry e) {
+      long bytes = size(id);
+      for (long value : e.derived.values()) {
+        bytes += value;
+      }
+      return bytes;
+    }
+
+    /** An entry's (or a private decode's) values go with it. */
+    void free(Map<String, Long> derived) {
+      valuesReleased += derived.size();
+      derived.clear();
+    }
+
+    /**
+     * A derive; {@code fails} is asked only if it builds, and says whether that build fails.
+     *
+     * @return whether it gets a value
+     */
+    boolean derive(ModelHold hold, String key, long valueBytes, BooleanSupplier fails) {
+      Map<String, Long> values = hold.shared ? entries.get(hold.id).derived : hold.privateDerived;
+      boolean got;
+      if (values.containsKey(key)) {
+        derivedReuses++;
+        got = true;
+      } else if (fails.getAsBoolean()) {
+        failedDerivations++;
+        got = false;
+      } else {
+        derivedBuilds++;
+        values.put(key, valueBytes);
+        got = true;
+      }
+      // A derive holds the entry once more while it runs: the end of that hold checks too.
+      sweep();
+      return got;
     }
 
     long used() {
@@ -109,8 +207,9 @@ class DecodedBroadcastCacheModelTest {
     void evict(long id) {
       ModelEntry e = lru.remove(id);
       entries.remove(id);
-      retainedBytes -= size(id);
+      retainedBytes -= e.retainedBytes;
       assertTrue(e.retained && e.holders == 0);
+      free(e.derived);
     }
 
     void evictFirst() {
@@ -159,7 +258,7 @@ class DecodedBroadcastCacheModelTest {
         decodes++;
       } else if (e.retained) {
         lru.remove(id);
-        retainedBytes -= size(id);
+        retainedBytes -= e.retainedBytes;
         e.retained = false;
         retainedReads++;
       } else {
@@ -178,10 +277,12 @@ class DecodedBroadcastCacheModelTest {
       for (ModelHold hold : taskHolds) {
         if (!hold.shared) {
           privateHeld--;
+          free(hold.privateDerived);
         } else {
           ModelEntry e = entries.get(hold.id);
           if (--e.holders == 0 && !retain(hold.id, e)) {
             entries.remove(hold.id);
+            free(e.derived);
           }
         }
         sweep();
@@ -189,7 +290,7 @@ class DecodedBroadcastCacheModelTest {
     }
 
     boolean retain(long id, ModelEntry e) {
-      long bytes = size(id);
+      long bytes = bytes(id, e);
       if (closed || e.dropped || !live.contains(id) || bytes > budget) {
         return false;
       }
@@ -201,6 +302,7 @@ class DecodedBroadcastCacheModelTest {
         return false;
       }
       e.retained = true;
+      e.retainedBytes = bytes;
       lru.put(id, e);
       retainedBytes += bytes;
       return true;
@@ -259,8 +361,10 @@ class DecodedBroadcastCacheModelTest {
       sizes[i] = bytesOfOneDecode(broadcasts[i], allocator);
       live.add(id);
     }
-    // About two or three entries fit the budget; the pool holds about twice the budget.
-    long budget = sizes[2] + sizes[3];
+    // About two or three entries fit the budget; the pool holds about twice the budget. A small
+    // value changes little; a large one takes about as much as a middling entry.
+    long budget = sizes[2] + sizes[3] + 2 * VALUE_ARROW_BYTES;
+    WalkDerivation[] derivations = {new WalkDerivation(1000), new WalkDerivation(sizes[1])};
     long capacity = 2 * budget;
     BoundedStorageMemory memory = new BoundedStorageMemory(capacity);
     DecodedBroadcastCache cache =
@@ -302,12 +406,47 @@ class DecodedBroadcastCacheModelTest {
         boolean opened;
         try {
           BroadcastReader reader = cache.open(broadcast, task, share);
+          if (expectOpened) {
+            List<ModelHold> taskHolds = model.holds.get(task);
+            taskHolds.get(taskHolds.size() - 1).reader = reader;
+          }
           consumers[random.nextInt(consumers.length)].consume(reader, broadcast, null);
           opened = true;
         } catch (ScriptedDecoder.InjectedFailure e) {
           opened = false;
         }
         assertEquals(expectOpened, opened, what + ": opened");
+      } else if (choice < 55) {
+        List<ModelHold> openHolds = new ArrayList<>();
+        for (List<ModelHold> taskHolds : model.holds.values()) {
+          openHolds.addAll(taskHolds);
+        }
+        if (openHolds.isEmpty()) {
+          continue;
+        }
+        ModelHold hold = openHolds.get(random.nextInt(openHolds.size()));
+        int k = random.nextInt(KEYS.length);
+        WalkDerivation derivation = derivations[k];
+        boolean failBuild = random.nextInt(8) == 0;
+        what = "derive " + KEYS[k] + " of " + hold.id + (hold.shared ? "" : " (private)");
+        boolean expectBuilt =
+            model.derive(
+                hold,
+                KEYS[k],
+                VALUE_ARROW_BYTES + derivation.heapBytes,
+                () -> {
+                  derivation.failNext = failBuild;
+                  return failBuild;
+                });
+        long rows;
+        try {
+          rows = hold.reader.derived(KEYS[k], derivation);
+        } catch (IOException e) {
+          assertEquals("injected build failure", e.getMessage(), what);
+          rows = -1;
+        }
+        derivation.failNext = false;
+        assertEquals(expectBuilt ? broadcasts[(int) hold.id - 1].totalRows() : -1, rows, what);
       } else if (choice < 80) {
         if (running.isEmpty()) {
           continue;
@@ -346,22 +485,27 @@ class DecodedBroadcastCacheModelTest {
         model.sweep();
         cache.checkRetained();
       }
-      assertSame(model, cache, memory, decoder, "step " + step + " (" + what + ")");
+      assertSame(model, cache, memory, decoder, derivations, "step " + step + " (" + what + ")");
     }
 
     // Close with some tasks still running: their entries go with them.
     model.close();
     cache.close();
-    assertSame(model, cache, memory, decoder, "after close");
+    assertSame(model, cache, memory, decoder, derivations, "after close");
     for (FakeTask task : running) {
       model.complete(task);
       task.complete();
-      assertSame(model, cache, memory, decoder, "after close, task " + task.attemptId());
+      assertSame(
+          model, cache, memory, decoder, derivations, "after close, task " + task.attemptId());
     }
     memory.release(SPARK_BLOCKS, model.sparkBlocks);
     assertEquals(0, memory.used());
     assertTrue(model.budgetEvictions > 0 && model.pressureEvictions > 0, "the walk evicts");
     assertTrue(model.droppedEvictions > 0 && model.retainedReads > 0, "the walk retains");
+    assertTrue(
+        model.derivedBuilds > 0 && model.derivedReuses > 0 && model.failedDerivations > 0,
+        "the walk derives");
+    assertTrue(model.valuesReleased > 0, "the walk frees values");
     assertHoldsNothing(cache);
   }
 
@@ -370,6 +514,7 @@ class DecodedBroadcastCacheModelTest {
       DecodedBroadcastCache cache,
       BoundedStorageMemory memory,
       ScriptedDecoder decoder,
+      WalkDerivation[] derivations,
       String when) {
     DecodedBroadcastCache.CacheCounters c = cache.counters();
     CacheSnapshot snapshot = cache.snapshot();
@@ -391,7 +536,11 @@ class DecodedBroadcastCacheModelTest {
     assertEquals(model.used(), memory.used(), where);
 
     assertEquals(model.entries.size(), snapshot.entries().size(), where);
-    long idleBytes = 0;
+    long idleArrowBytes = 0;
+    long released = 0;
+    for (WalkDerivation d : derivations) {
+      released += d.releases;
+    }
     for (CacheSnapshot.EntryState real : snapshot.entries()) {
       ModelEntry expected = model.entries.get(real.broadcastId());
       assertNotNull(expected, where);
@@ -399,12 +548,19 @@ class DecodedBroadcastCacheModelTest {
       assertEquals(expected.holders, real.holders(), where);
       assertTrue(real.decoded(), where);
       if (real.retained()) {
-        assertEquals(model.size(real.broadcastId()), real.bytes(), where);
-        idleBytes += real.bytes();
+        assertEquals(model.bytes(real.broadcastId(), expected), real.bytes(), where);
+        assertEquals(expected.retainedBytes, real.bytes(), where);
+        idleArrowBytes +=
+            model.size(real.broadcastId()) + expected.derived.size() * VALUE_ARROW_BYTES;
       }
     }
+    assertEquals(model.derivedBuilds, c.derivedBuilds(), where);
+    assertEquals(model.derivedReuses, c.derivedReuses(), where);
+    assertEquals(model.failedDerivations, c.failedDerivations(), where);
+    assertEquals(model.valuesReleased, released, where);
     if (model.holds.isEmpty()) {
-      assertEquals(idleBytes, snapshot.allocatedBytes(), where);
+      // The snapshot's allocated bytes are Arrow's: the retained entries' bytes but heap bytes.
+      assertEquals(idleArrowBytes, snapshot.allocatedBytes(), where);
       assertEquals(0, c.bytesHeld(), where);
     }
   }

@@ -118,6 +118,20 @@ class DerivedValuesTest {
     return table;
   }
 
+  /** What entry allocator {@code name} has under it: the allocators of its derived values. */
+  private List<String> valueAllocatorsOf(String name) {
+    List<String> names = new ArrayList<>();
+    for (BufferAllocator entryAllocator : allocator.getChildAllocators()) {
+      if (entryAllocator.getName().equals(name)) {
+        for (BufferAllocator value : entryAllocator.getChildAllocators()) {
+          names.add(value.getName());
+        }
+        return names;
+      }
+    }
+    throw new AssertionError("no allocator " + name);
+  }
+
   private CacheSnapshot.EntryState entry(long id) {
     for (CacheSnapshot.EntryState e : cache.snapshot().entries()) {
       if (e.broadcastId() == id) {
@@ -224,11 +238,13 @@ class DerivedValuesTest {
     assertEquals(1, cache.counters().failedDerivations());
     assertEquals(0, cache.counters().derivedBuilds());
     assertEquals(size, entry(1).bytes(), "the failed build left bytes in its entry");
+    assertEquals(List.of(), valueAllocatorsOf("broadcast-1"), "the failed build's allocator");
     assertEquals(1, entry(1).holders(), "the failed build's extra hold stayed");
 
     // The same task may ask again: the failure was not cached.
     KeyTable retried = checked(reader.derived(KEY, derivation));
     assertEquals(2, retried.build);
+    assertEquals(List.of("broadcast-1-derived-1"), valueAllocatorsOf("broadcast-1"));
     failing.complete();
     assertEquals(size + retried.arrowBytes + HEAP_BYTES, entry(1).bytes());
 
@@ -280,6 +296,7 @@ class DerivedValuesTest {
     assertEquals(1, cache.counters().derivedBuilds());
     assertEquals(waiters - 1, cache.counters().derivedReuses());
     assertEquals(size + table.arrowBytes + HEAP_BYTES, entry(1).bytes());
+    assertEquals(1, valueAllocatorsOf("broadcast-1").size(), "the failed build's allocator");
 
     builder.complete();
     for (FakeTask task : tasks) {
