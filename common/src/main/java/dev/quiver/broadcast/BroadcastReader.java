@@ -91,6 +91,11 @@ public final class BroadcastReader implements AutoCloseable {
     return streamIndex;
   }
 
+  /** Rows of the whole broadcast, every stream and batch: a size hint for what is derived. */
+  public long rowCount() {
+    return broadcast.rowCount();
+  }
+
   /** Dictionaries of the current batch's stream, for dictionary-encoded fields. */
   public DictionaryProvider dictionaries() {
     current();

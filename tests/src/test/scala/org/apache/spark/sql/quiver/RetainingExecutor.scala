@@ -3,6 +3,7 @@ package org.apache.spark.sql.quiver
 import com.codahale.metrics.Gauge
 import dev.quiver.spark.{QuiverMetrics, QuiverSettings}
 import dev.quiver.spark.broadcast.ArrowBroadcast
+import dev.quiver.spark.join.QuiverJoins
 import org.apache.spark.SparkEnv
 import org.apache.spark.sql.SparkSession
 
@@ -60,6 +61,19 @@ object RetainingExecutor {
       Option(all.get("broadcast.decodes")).map(_.asInstanceOf[Gauge[java.lang.Long]].getValue)
     }
     ChildJvm.report("metricDecodes", gauges.headOption.getOrElse(-1L))
+
+    // Two joins against the retained broadcast: its build side is built once, then reused by
+    // the driver's and the eight tasks' reads of both queries, and retained beside the batches.
+    val (builds, reuses) = (counters.derivedBuilds(), counters.derivedReuses())
+    val probe = spark.range(0, 4000, 1, 8).selectExpr("id % 2500 AS k")
+    def joinRows(): Long =
+      QuiverJoins.broadcastHashJoin(probe, dim, Seq("k"), Seq("id"), "inner").count()
+    ChildJvm.report("joinRows", joinRows() + joinRows())
+    ChildJvm.report("joinDecodes", counters.decodes())
+    ChildJvm.report("joinBuilds", counters.derivedBuilds() - builds)
+    ChildJvm.report("joinReuses", counters.derivedReuses() - reuses)
+    ChildJvm.report("bytesRetainedWithBuild", counters.bytesRetained())
+    ChildJvm.report("storageTakenWithBuild", quiverStorage)
 
     // Destroy the broadcast: the entry goes at the next task boundary, with its storage memory.
     val id = dim.value.id

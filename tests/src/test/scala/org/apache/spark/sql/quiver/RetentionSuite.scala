@@ -29,6 +29,17 @@ class RetentionSuite extends AnyFunSuite {
     assert(result("metricDecodes") == "1")
   }
 
+  test("a join builds its build side once, for every task of every query, retained beside it") {
+    // Probe keys below 2000 match one dim row each; two queries.
+    assert(result("joinRows") == (2 * (0 until 4000).count(_ % 2500 < 2000)).toString)
+    assert(result("joinDecodes") == "1")
+    assert(result("joinBuilds") == "1")
+    assert(result("joinReuses") == (2 * (8 + 1) - 1).toString)
+    val withBuild = result("bytesRetainedWithBuild").toLong
+    assert(withBuild > result("bytesRetained").toLong)
+    assert(result("storageTakenWithBuild").toLong == withBuild)
+  }
+
   test("destroying a broadcast frees its retained entry and storage memory at the next task") {
     assert(result("otherRows") == (8 * 10).toString)
     assert(result("destroyedKept") == "false")

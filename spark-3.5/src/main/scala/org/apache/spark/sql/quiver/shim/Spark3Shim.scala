@@ -3,14 +3,12 @@ package org.apache.spark.sql.quiver.shim
 import java.io.Closeable
 
 import org.apache.spark.TaskContext
-import org.apache.spark.rdd.RDD
-import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.{DataFrame, Dataset, SparkSession}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 /**
  * Spark 3.4 and 3.5: no uninterruptible resource creation, so opening is a plain call. In a
- * package under `org.apache.spark` because `internalCreateDataFrame` is Spark-private.
+ * package under `org.apache.spark` because `Dataset.ofRows` is Spark-private.
  */
 private[quiver] class Spark3Shim extends SparkShim {
 
@@ -18,10 +16,6 @@ private[quiver] class Spark3Shim extends SparkShim {
 
   override def openUninterruptibly[T <: Closeable](context: TaskContext)(open: () => T): T = open()
 
-  override def createDataFrame(
-      spark: SparkSession,
-      rows: RDD[InternalRow],
-      schema: StructType
-  ): DataFrame =
-    spark.internalCreateDataFrame(rows, schema)
+  override def dataFrameOf(spark: SparkSession, plan: LogicalPlan): DataFrame =
+    Dataset.ofRows(spark, plan)
 }

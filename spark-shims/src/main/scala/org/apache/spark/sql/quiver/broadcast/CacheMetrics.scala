@@ -28,7 +28,10 @@ object CacheMetrics {
     "broadcast.bytesRetained" -> (_.bytesRetained()),
     "broadcast.evictions.budget" -> (_.budgetEvictions()),
     "broadcast.evictions.pressure" -> (_.pressureEvictions()),
-    "broadcast.evictions.dropped" -> (_.droppedEvictions())
+    "broadcast.evictions.dropped" -> (_.droppedEvictions()),
+    "broadcast.derivedBuilds" -> (_.derivedBuilds()),
+    "broadcast.derivedReuses" -> (_.derivedReuses()),
+    "broadcast.failedDerivations" -> (_.failedDerivations())
   )
 
   def register(registry: MetricRegistry): Unit = {

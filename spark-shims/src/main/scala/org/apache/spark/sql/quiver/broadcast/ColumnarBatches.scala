@@ -2,6 +2,7 @@ package org.apache.spark.sql.quiver.broadcast
 
 import dev.quiver.annotation.Internal
 import dev.quiver.broadcast.BroadcastReader
+import dev.quiver.task.TaskScope
 import org.apache.arrow.vector.{FieldVector, ValueVector}
 import org.apache.arrow.vector.dictionary.DictionaryEncoder
 import org.apache.spark.{SparkEnv, TaskContext}
@@ -70,9 +71,22 @@ object ColumnarBatches {
       broadcast: Broadcast[Array[Array[Byte]]],
       context: TaskContext,
       shareDecoded: Boolean
-  ): ColumnarBatches = {
+  ): ColumnarBatches = new ColumnarBatches(open(broadcast, context, shareDecoded))
+
+  /** Opens the whole broadcast in the current task, for consumers that derive from it. */
+  def open(
+      broadcast: Broadcast[Array[Array[Byte]]],
+      context: TaskContext,
+      shareDecoded: Boolean
+  ): BroadcastReader = open(broadcast, SparkShims.get.taskScope(context), shareDecoded)
+
+  /** Opens the whole broadcast for `task`, a Spark task or a read on the driver. */
+  def open(
+      broadcast: Broadcast[Array[Array[Byte]]],
+      task: TaskScope,
+      shareDecoded: Boolean
+  ): BroadcastReader = {
     val source = new ArrowBroadcastSource(broadcast, SparkCodec(SparkEnv.get.conf))
-    val task = SparkShims.get.taskScope(context)
-    new ColumnarBatches(QuiverRuntime.broadcastCache.open(source, task, shareDecoded))
+    QuiverRuntime.broadcastCache.open(source, task, shareDecoded)
   }
 }

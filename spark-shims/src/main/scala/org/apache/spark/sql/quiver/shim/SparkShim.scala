@@ -3,11 +3,9 @@ package org.apache.spark.sql.quiver.shim
 import java.io.Closeable
 
 import org.apache.spark.TaskContext
-import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.quiver.SparkTaskScope
-import org.apache.spark.sql.types.StructType
 
 /**
  * What differs between the Spark release lines Quiver supports. Everything else is written once
@@ -26,10 +24,10 @@ private[quiver] trait SparkShim {
   def openUninterruptibly[T <: Closeable](context: TaskContext)(open: () => T): T
 
   /**
-   * A `DataFrame` over rows Quiver computed (a join's output). Spark 4.0 moved the method that
-   * does this to the classic session implementation.
+   * A `DataFrame` of a logical plan (a join over a Quiver broadcast). Spark 4.0 moved `Dataset.ofRows`
+   * to the classic implementation.
    */
-  def createDataFrame(spark: SparkSession, rows: RDD[InternalRow], schema: StructType): DataFrame
+  def dataFrameOf(spark: SparkSession, plan: LogicalPlan): DataFrame
 
   /** Quiver's view of a running Spark task. */
   def taskScope(context: TaskContext): SparkTaskScope = new SparkTaskScope(context)

@@ -6,6 +6,7 @@ import dev.quiver.spark.join.QuiverJoins
 import org.apache.spark.SPARK_VERSION
 import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.errors.QueryExecutionErrors
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.functions.{broadcast, col, lit}
 import org.apache.spark.sql.quiver.{BroadcastBuilder, QuiverConf, QuiverSparkSession, SparkRows}
 import org.apache.spark.sql.types.StructType
@@ -92,22 +93,37 @@ class JoinSuite extends AnyFunSuite with QuiverSparkSession with BeforeAndAfterE
   }
 
   /**
-   * Runs `join` with sharing on or off, checks it against `expected`, and checks how the probe
-   * tasks read the build side: each decoded it alone (off), or shared one decode (on).
+   * Runs `join` with sharing on or off, checks it against `expected`, and checks how the build
+   * side was read and built. Spark's join reads it once on the driver while generating its code,
+   * and once in each probe task: each read decoded and built alone (off), or shared one decode
+   * and its one build with the reads that overlapped it (on; without retention, the driver's read
+   * ends before the tasks start).
    */
   private def checkJoin(share: Boolean, expected: Answer)(join: => DataFrame): Unit = {
     spark.conf.set(QuiverConf.ShareDecodedBroadcasts.key, share.toString)
     val counters = QuiverRuntime.broadcastCache.counters()
     val quiver = join
-    val (decodes, shared, privately) =
-      (counters.decodes(), counters.sharedReads(), counters.privateDecodes())
+    val (decodes, shared, privately, derivedBuilds) =
+      (
+        counters.decodes(),
+        counters.sharedReads(),
+        counters.privateDecodes(),
+        counters.derivedBuilds()
+      )
     assertSameRows(quiver, expected)
+    val reads = probeTasks + 1
+    val builds = SharedBuilds.of(quiver)
+    assert(builds.built + builds.reused == reads)
+    assert(counters.derivedBuilds() - derivedBuilds == builds.built)
     if (share) {
       assert(counters.privateDecodes() == privately)
-      assert(counters.decodes() - decodes + counters.sharedReads() - shared == probeTasks)
+      val sharedDecodes = counters.decodes() - decodes
+      assert(sharedDecodes + counters.sharedReads() - shared == reads)
+      assert(builds.built == sharedDecodes, "one build per decoded entry")
     } else {
-      assert(counters.privateDecodes() - privately == probeTasks)
+      assert(counters.privateDecodes() - privately == reads)
       assert(counters.decodes() == decodes)
+      assert(builds.built == reads)
     }
     assertNothingLeft()
   }
@@ -132,6 +148,72 @@ class JoinSuite extends AnyFunSuite with QuiverSparkSession with BeforeAndAfterE
           QuiverJoins.broadcastNestedLoopJoin(probe, build, nestedLoopCondition, joinType)
         }
       }
+  }
+
+  test("the join is Spark's broadcast join over a Quiver build side; both sides are pruned") {
+    val dir = java.nio.file.Files.createTempDirectory("quiver-probe").resolve("probe").toString
+    probe.write.parquet(dir)
+    try {
+      val parquetProbe = spark.read.parquet(dir)
+      val joined = QuiverJoins
+        .broadcastHashJoin(parquetProbe, build, Seq("pk"), Seq("bk"), "inner")
+        .where("pid > 100 AND s IS NOT NULL")
+        .select("pid", "s")
+      val plan = joined.queryExecution.executedPlan.toString
+      assert(plan.contains("BroadcastHashJoin"), plan)
+      assert(plan.contains("QuiverSharedBuild"), plan)
+      assert(!plan.contains("BroadcastExchange"), plan)
+      // Only the probe columns the query reads, and the filter pushed into the scan.
+      assert(plan.contains("ReadSchema: struct<pk:bigint,pid:bigint>"), plan)
+      assert(plan.contains("GreaterThan(pid,100)"), plan)
+      // Only the build columns it reads, the filter above the join applied to the build side.
+      val buildSide = joined.queryExecution.executedPlan.collect { case b: SharedBuildExec => b }
+      assert(buildSide.map(_.output.map(_.name)) == Seq(Seq("bk", "s")))
+      assert(buildSide.head.filters.exists(_.sql.contains("s IS NOT NULL")), buildSide)
+      val expected = parquetProbe
+        .join(broadcast(build), parquetProbe("pk") === build("bk"))
+        .where("pid > 100 AND s IS NOT NULL")
+        .select("pid", "s")
+      assertSameRows(joined, expected)
+      assert(SharedBuilds.of(joined).built >= 1)
+    } finally
+      org.apache.commons.io.FileUtils.deleteDirectory(new java.io.File(dir).getParentFile)
+    assertNothingLeft()
+  }
+
+  test("a hash and a nested loop join of one broadcast, in the same tasks, build two sides") {
+    val broadcastBuild = ArrowBroadcast.of(build)
+    // Both read only column bk, unfiltered: they differ in how Spark wants it broadcast.
+    val unmatched =
+      QuiverJoins.broadcastHashJoin(probe, broadcastBuild, Seq("pk"), Seq("bk"), "left_anti")
+    val aboveEveryKey =
+      QuiverJoins.broadcastNestedLoopJoin(
+        unmatched,
+        broadcastBuild,
+        col("pk") <= col("bk"),
+        "left_anti"
+      )
+    val expected = probe
+      .join(broadcast(build), probe("pk") === build("bk"), "left_anti")
+      .join(broadcast(build), col("pk") <= build("bk"), "left_anti")
+    assertSameRows(aboveEveryKey, expected)
+    val builds = SharedBuilds.of(aboveEveryKey)
+    assert(builds.nodes == 2)
+    assert(builds.built + builds.reused == 2 * (probeTasks + 1))
+    assertNothingLeft()
+    broadcastBuild.value.destroy()
+  }
+
+  test("under adaptive query execution too") {
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    try {
+      val joined =
+        QuiverJoins.broadcastHashJoin(probe, build, Seq("pk"), Seq("bk"), "left_outer")
+      assertSameRows(joined, sparkHashJoin("left_outer"))
+      assert(joined.queryExecution.executedPlan.isInstanceOf[AdaptiveSparkPlanExec])
+      assert(SharedBuilds.of(joined).nodes == 1)
+    } finally spark.conf.unset("spark.sql.adaptive.enabled")
+    assertNothingLeft()
   }
 
   test("several keys, of types Spark coerces to one another (int and bigint)") {
