@@ -27,7 +27,9 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
           runMillis = median(rs.map(_.runMillis)),
           cpuMillis = median(rs.map(_.cpuMillis)),
           slowestMillis = median(rs.map(_.slowestMillis)),
-          decodes = median(rs.map(_.decodes))
+          decodes = median(rs.map(_.decodes)),
+          builds = median(rs.map(_.builds)),
+          processCpuMillis = median(rs.map(_.processCpuMillis))
         )
       )
   }
@@ -38,9 +40,10 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
       setting <- BroadcastJoinBench.Settings
       m <- medians(shape, setting)
     } yield {
-      val decodes = if (setting == "Spark") "–" else m.decodes.toString
+      val (decodes, builds) =
+        if (setting == "Spark") ("–", "–") else (m.decodes.toString, m.builds.toString)
       s"| ${shape.name} | $setting | ${ms(m.wallMillis)} | ${ms(m.runMillis)} | ${ms(m.cpuMillis)} | " +
-        s"${ms(m.slowestMillis)} | $decodes |"
+        s"${ms(m.slowestMillis)} | ${ms(m.processCpuMillis)} | $decodes | $builds |"
     }
     val ratios = shapes.flatMap { shape =>
       for {
@@ -52,27 +55,37 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
           s"; CPU on/on+retain = ${ratio(on.cpuMillis, retained.cpuMillis)}"
         }
     }
+    val againstSpark = shapes.flatMap { shape =>
+      medians(shape, "Spark").toSeq.flatMap { spark =>
+        Seq("off", "on", BroadcastJoinBench.Retained).flatMap(s => medians(shape, s)).map { q =>
+          s"- ${shape.name}, ${q.setting}: probe tasks' CPU ${ratio(q.cpuMillis, spark.cpuMillis)}, " +
+            s"process CPU ${ratio(q.processCpuMillis, spark.processCpuMillis)}"
+        }
+      }
+    }
     val rounds = runs.map(_.round).distinct.size
     (Seq(
-      "| Shape | Setting (Spark / off / on / on+retain) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Decodes |",
-      "|---|---|---:|---:|---:|---:|---:|"
+      "| Shape | Setting (Spark / off / on / on+retain) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Process CPU | Decodes | Tables built |",
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|"
     ) ++ rows ++
       Seq(
         "",
         s"Medians of $rounds round(s); every round ran Spark, off and on in rotating order; " +
           "on+retain ran its rounds after, in a SparkContext of its own (retention is fixed per executor)."
       ) ++
-      options.scaledNote.map(n => s"Shapes $n.").toSeq ++ Seq("", "Sharing off vs on:") ++ ratios)
+      options.scaledNote.map(n => s"Shapes $n.").toSeq ++ Seq("", "Sharing off vs on:") ++ ratios ++
+      Seq("", "Quiver / Spark's own join:") ++ againstSpark)
       .mkString("\n")
   }
 
   def csv: String = {
     val header =
-      "build_rows,probe_tasks,cores,rows_per_file,setting,round,wall_ms,run_ms,cpu_ms,slowest_ms,decodes"
+      "build_rows,probe_tasks,cores,rows_per_file,setting,round,wall_ms,run_ms,cpu_ms,slowest_ms," +
+        "process_cpu_ms,decodes,tables_built"
     (header +: runs.map { r =>
       s"${r.shape.buildRows},${r.shape.probeTasks},${r.shape.cores}," +
         s"${r.shape.rowsPerFile},${r.setting},${r.round},${r.wallMillis},${r.runMillis}," +
-        s"${r.cpuMillis},${r.slowestMillis},${r.decodes}"
+        s"${r.cpuMillis},${r.slowestMillis},${r.processCpuMillis},${r.decodes},${r.builds}"
     }).mkString("\n") + "\n"
   }
 

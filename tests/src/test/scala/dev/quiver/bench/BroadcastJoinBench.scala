@@ -16,7 +16,9 @@ import org.apache.spark.sql.quiver.bench.ListenerBus
  * broadcast hash join with `spark.quiver.broadcast.shareDecoded.enabled` off and on. Then, in a
  * SparkContext of its own (retention is fixed per executor), the same rounds with sharing on and
  * `spark.quiver.broadcast.retain.enabled`: "on+retain". It reports medians of wall time, the probe
- * stage's summed task run and CPU time, its slowest task, and the decodes the cache did; and fails
+ * stage's summed task run and CPU time, its slowest task, the decodes the cache did and the build
+ * sides it derived (Quiver's join tables), and the whole JVM's CPU time over the query (driver and
+ * executor threads, GC and JIT: Spark builds and serializes its relation on the driver); and fails
  * if the settings disagree on the sums.
  */
 object BroadcastJoinBench {
@@ -39,6 +41,8 @@ object BroadcastJoinBench {
       cpuMillis: Long,
       slowestMillis: Long,
       decodes: Long,
+      builds: Long,
+      processCpuMillis: Long,
       sums: Seq[Long]
   )
 
@@ -127,7 +131,9 @@ object BroadcastJoinBench {
   ): Run = {
     val counters = QuiverMetrics.broadcastCache
     val decodesBefore = counters.decodes() + counters.privateDecodes()
+    val buildsBefore = counters.derivedBuilds()
     listener.clear()
+    val cpuBefore = processCpuNanos()
     val start = System.nanoTime()
     val row = setting match {
       case "Spark" =>
@@ -151,6 +157,7 @@ object BroadcastJoinBench {
     }
     val wall = (System.nanoTime() - start) / 1000000L
     ListenerBus.drain(spark.sparkContext)
+    val processCpu = (processCpuNanos() - cpuBefore) / 1000000L
     val probe = listener.probeStage(shape.probeTasks)
     Run(
       shape,
@@ -161,9 +168,18 @@ object BroadcastJoinBench {
       probe.map(_.cpuMillis).sum,
       if (probe.isEmpty) 0L else probe.map(_.runMillis).max,
       counters.decodes() + counters.privateDecodes() - decodesBefore,
+      counters.derivedBuilds() - buildsBefore,
+      processCpu,
       sums(row)
     )
   }
+
+  /** CPU time of every thread of this JVM so far. */
+  private def processCpuNanos(): Long =
+    java.lang.management.ManagementFactory.getOperatingSystemMXBean match {
+      case os: com.sun.management.OperatingSystemMXBean => os.getProcessCpuTime
+      case other => throw new IllegalStateException(s"no process CPU time from $other")
+    }
 
   private def sums(row: Row): Seq[Long] = (0 until row.length).map(i => row.getLong(i))
 

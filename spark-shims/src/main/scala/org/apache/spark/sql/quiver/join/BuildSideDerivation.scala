@@ -82,5 +82,17 @@ final private[quiver] class BuildSideDerivation(
 
 private[quiver] object BuildSideDerivation {
 
-  final case class Key(mode: BroadcastMode, columns: Seq[Int], filter: Option[Expression])
+  final case class Key(mode: BroadcastMode, columns: Seq[Int], filter: Option[Expression]) {
+
+    /** Short, for the cache's log lines. */
+    override def toString: String = {
+      val shape = mode match {
+        case hashed: HashedRelationBroadcastMode =>
+          hashed.key.map(_.sql).mkString("table on ", ", ", "")
+        case _ => "rows"
+      }
+      s"build side ($shape; columns ${columns.mkString(", ")}" +
+        filter.fold("")(f => s"; where ${f.sql}") + ")"
+    }
+  }
 }
