@@ -1,5 +1,9 @@
 package dev.quiver.ipc;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BaseIntVector;
@@ -253,22 +257,66 @@ final class BatchChecks {
       width = 0;
     }
     if (width > 0 && vector.getValueCount() > 0) {
-      ArrowBuf offsets = vector.getOffsetBuffer();
-      long previous = 0;
-      for (int i = 0; i <= vector.getValueCount(); i++) {
-        long offset = width == 4 ? offsets.getInt((long) i * 4) : offsets.getLong((long) i * 8);
-        if (offset < previous) {
-          throw new IpcFormatException(
-              String.format(
-                  "column %s: offset %d is %d, below %d",
-                  vector.getField().getName(), i, offset, previous));
-        }
-        previous = offset;
-      }
+      checkAscending(
+          vector.getField().getName(),
+          vector.getOffsetBuffer(),
+          vector.getValueCount() + 1L,
+          width);
     }
     for (FieldVector child : vector.getChildrenFromFields()) {
       checkOffsets(child);
     }
+  }
+
+  /** Offsets viewed at once: at most 1 GiB, so that a view's byte length fits an int. */
+  private static final int VIEW_OFFSETS = 1 << 27;
+
+  /**
+   * Checks that {@code count} offsets of {@code width} bytes in {@code offsets} start at 0 or more
+   * and ascend. The buffer's size is checked once, up front; then the offsets are read in one pass
+   * through NIO views of its memory, without the bounds and reference-count checks that {@link
+   * ArrowBuf#getInt} makes per value. The views read in native order, as {@code ArrowBuf} does.
+   */
+  static void checkAscending(String column, ArrowBuf offsets, long count, int width)
+      throws IpcFormatException {
+    long needed = Math.multiplyExact(count, (long) width);
+    if (offsets.capacity() < needed) {
+      throw new IpcFormatException(
+          String.format(
+              "column %s: its offsets buffer has %d bytes, %d needed",
+              column, offsets.capacity(), needed));
+    }
+    long previous = 0;
+    for (long first = 0; first < count; first += VIEW_OFFSETS) {
+      int values = (int) Math.min(count - first, VIEW_OFFSETS);
+      ByteBuffer view =
+          offsets.nioBuffer(first * width, values * width).order(ByteOrder.nativeOrder());
+      if (width == 4) {
+        IntBuffer ints = view.asIntBuffer();
+        for (int i = 0; i < values; i++) {
+          int offset = ints.get(i);
+          if (offset < previous) {
+            throw belowPrevious(column, first + i, offset, previous);
+          }
+          previous = offset;
+        }
+      } else {
+        LongBuffer longs = view.asLongBuffer();
+        for (int i = 0; i < values; i++) {
+          long offset = longs.get(i);
+          if (offset < previous) {
+            throw belowPrevious(column, first + i, offset, previous);
+          }
+          previous = offset;
+        }
+      }
+    }
+  }
+
+  private static IpcFormatException belowPrevious(
+      String column, long index, long offset, long previous) {
+    return new IpcFormatException(
+        String.format("column %s: offset %d is %d, below %d", column, index, offset, previous));
   }
 
   /** Checks that every non-null index of a dictionary-encoded vector lies inside its dictionary. */

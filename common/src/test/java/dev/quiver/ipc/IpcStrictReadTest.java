@@ -13,6 +13,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
@@ -21,7 +22,9 @@ import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.Type;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.LargeVarCharVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.message.ArrowBodyCompression;
@@ -40,6 +43,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * What the strict reader refuses that Arrow's own reader accepts, crashes on, or reads wrongly:
@@ -208,6 +213,66 @@ class IpcStrictReadTest {
     // The body (half a MiB of bitmap, rounded up) and not the 16 MiB the child would grow to.
     IpcFormatException e = expectRefusedWithin(stream, "short child", 2 << 20);
     assertTrue(e.getMessage().contains("its parent s needs " + rows), e.getMessage());
+  }
+
+  /**
+   * One offset lower than the one before, anywhere: right after the first, in the middle, the last
+   * one (still above the first, so no size check catches it). For 4-byte and 8-byte offsets.
+   */
+  @ParameterizedTest
+  @CsvSource({"4, 1", "4, 2", "4, 4", "8, 1", "8, 3", "8, 4"})
+  void anOffsetBelowThePreviousOneIsRefused(int width, int index) throws IOException {
+    String[] values = {"aa", "bbb", "c", "dddd"};
+    ArrowType type = width == 4 ? ArrowType.Utf8.INSTANCE : ArrowType.LargeUtf8.INSTANCE;
+    Schema schema = new Schema(Collections.singletonList(Field.nullable("s", type)));
+    byte[] stream;
+    long previous;
+    long lowered;
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
+      FieldVector strings = root.getVector(0);
+      for (int i = 0; i < values.length; i++) {
+        byte[] bytes = values[i].getBytes(StandardCharsets.UTF_8);
+        if (width == 4) {
+          ((VarCharVector) strings).setSafe(i, bytes);
+        } else {
+          ((LargeVarCharVector) strings).setSafe(i, bytes);
+        }
+      }
+      root.setRowCount(values.length);
+      ArrowBuf offsets = strings.getOffsetBuffer();
+      if (width == 4) {
+        previous = offsets.getInt((index - 1) * 4L);
+        lowered = previous - 1;
+        offsets.setInt(index * 4L, (int) lowered);
+      } else {
+        previous = offsets.getLong((index - 1) * 8L);
+        lowered = previous - 1;
+        offsets.setLong(index * 8L, lowered);
+      }
+      stream =
+          IpcTestSupport.encodeBatches(
+              schema, Collections.singletonList(root), null, StreamCodec.NONE, allocator);
+    }
+    IpcFormatException e = expectRefused(stream, "descending offset");
+    assertTrue(
+        e.getMessage()
+            .contains(
+                String.format("column s: offset %d is %d, below %d", index, lowered, previous)),
+        e.getMessage());
+  }
+
+  /** The unchecked reads start only once the buffer is known to hold every offset. */
+  @Test
+  void offsetsAreReadOnlyFromABufferThatHoldsThemAll() {
+    try (ArrowBuf offsets = allocator.buffer(8)) {
+      offsets.setZero(0, 8);
+      IpcFormatException e =
+          assertThrows(
+              IpcFormatException.class, () -> BatchChecks.checkAscending("s", offsets, 3, 4));
+      assertTrue(
+          e.getMessage().contains("column s: its offsets buffer has 8 bytes, 12 needed"),
+          e.getMessage());
+    }
   }
 
   @Test

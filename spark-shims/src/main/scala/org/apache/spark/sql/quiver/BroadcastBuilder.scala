@@ -3,7 +3,7 @@ package org.apache.spark.sql.quiver
 import dev.quiver.annotation.Internal
 import dev.quiver.ipc.Coalescer
 import dev.quiver.spark.broadcast.ArrowBroadcast
-import org.apache.spark.{SparkContext, SparkEnv}
+import org.apache.spark.SparkContext
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.errors.QueryExecutionErrors
@@ -105,7 +105,7 @@ object BroadcastBuilder {
     val allocator =
       QuiverRuntime.allocator.newChildAllocator("quiver-broadcast-encode", 0, Long.MaxValue)
     try {
-      val codec = SparkCodec(SparkEnv.get.conf)
+      val codec = QuiverRuntime.broadcastCodec
       ArrowStreamEncoder
         .encode(counted, schema, timeZoneId, maxBatchRows, codec, allocator)
         .map(stream => EncodedPartition(count, stream))

@@ -41,6 +41,27 @@ object QuiverRuntime {
     }
   }
 
+  private var boundCodec: Option[(SparkEnv, SparkCodec)] = None
+
+  /**
+   * The running `SparkEnv`'s block codec (`spark.io.compression.codec`), made once rather than by
+   * reflection in every task that reads or writes a broadcast. One instance serves every task
+   * thread, as Spark's own `SerializerManager` shares its codec: each of Spark's codecs (lz4, lzf,
+   * snappy, zstd) keeps only its settings and thread-safe factories (lz4-java's factories, zstd's
+   * synchronized buffer pool) and makes a new compressor or decompressor per stream; Quiver's lz4
+   * and snappy readers hold no state at all.
+   */
+  def broadcastCodec: SparkCodec = synchronized {
+    val env = SparkEnv.get
+    boundCodec match {
+      case Some((boundEnv, codec)) if boundEnv eq env => codec
+      case _ =>
+        val codec = SparkCodec(env.conf)
+        boundCodec = Some((env, codec))
+        codec
+    }
+  }
+
   /** Closes the cache (at executor shutdown): idle entries go now, held ones with their tasks. */
   def closeBroadcastCache(): Unit = synchronized(bound.foreach(_._2.close()))
 

@@ -1,9 +1,11 @@
 package org.apache.spark.sql.quiver
 
-import java.util.concurrent.{CountDownLatch, TimeUnit}
+import java.util.concurrent.{ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
 
 import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD}
+import org.apache.spark.TaskContext
 import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.quiver.broadcast.ColumnarBatches
 import org.scalatest.BeforeAndAfterEach
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -105,6 +107,29 @@ class BroadcastReadSuite extends AnyFunSuite with QuiverSparkSession with Before
     broadcast.value.destroy()
   }
 
+  test("every task reads broadcasts through the executor's one codec") {
+    val broadcast = ArrowBroadcast.of(buildSide)
+    val value = broadcast.value
+    BroadcastProbe.codecs.clear()
+    val rows = spark.sparkContext
+      .parallelize(0 until consumers, consumers)
+      .mapPartitions { _ =>
+        val context = TaskContext.get()
+        BroadcastProbe.codecs.add(ColumnarBatches.sourceOf(value).codec())
+        Iterator(ColumnarBatches.read(value, context, shareDecoded = false).map(_.numRows()).sum)
+      }
+      .collect()
+
+    assert(rows.toSeq == Seq.fill(consumers)(3000))
+    val seen = BroadcastProbe.codecs.toArray.toSeq
+    assert(seen.size == consumers)
+    // Local mode: the tasks run in the driver's SparkEnv.
+    val codec = QuiverRuntime.broadcastCodec
+    seen.foreach(c => assert(c eq codec, s"a task read through its own codec $c"))
+    assertCacheEmpty()
+    value.destroy()
+  }
+
   test("a zero-column build side keeps its row count") {
     val broadcast = ArrowBroadcast.of(spark.range(0, 1234, 1, 2).select())
     val counts = broadcast.rdd(2).map(_.numRows()).collect()
@@ -116,4 +141,5 @@ class BroadcastReadSuite extends AnyFunSuite with QuiverSparkSession with Before
 
 object BroadcastProbe {
   @volatile var arrived = new CountDownLatch(0)
+  val codecs = new ConcurrentLinkedQueue[AnyRef]()
 }

@@ -5,9 +5,9 @@ import dev.quiver.broadcast.BroadcastReader
 import dev.quiver.task.TaskScope
 import org.apache.arrow.vector.{FieldVector, ValueVector}
 import org.apache.arrow.vector.dictionary.DictionaryEncoder
-import org.apache.spark.{SparkEnv, TaskContext}
+import org.apache.spark.TaskContext
 import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.quiver.{QuiverRuntime, SparkBatches, SparkCodec}
+import org.apache.spark.sql.quiver.{QuiverRuntime, SparkBatches}
 import org.apache.spark.sql.quiver.shim.SparkShims
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
@@ -85,8 +85,9 @@ object ColumnarBatches {
       broadcast: Broadcast[Array[Array[Byte]]],
       task: TaskScope,
       shareDecoded: Boolean
-  ): BroadcastReader = {
-    val source = new ArrowBroadcastSource(broadcast, SparkCodec(SparkEnv.get.conf))
-    QuiverRuntime.broadcastCache.open(source, task, shareDecoded)
-  }
+  ): BroadcastReader = QuiverRuntime.broadcastCache.open(sourceOf(broadcast), task, shareDecoded)
+
+  /** `broadcast` as a source read through the executor's one codec, not one made per task. */
+  private[quiver] def sourceOf(broadcast: Broadcast[Array[Array[Byte]]]): ArrowBroadcastSource =
+    new ArrowBroadcastSource(broadcast, QuiverRuntime.broadcastCodec)
 }
