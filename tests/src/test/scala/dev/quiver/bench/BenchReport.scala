@@ -29,7 +29,8 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
           slowestMillis = median(rs.map(_.slowestMillis)),
           decodes = median(rs.map(_.decodes)),
           builds = median(rs.map(_.builds)),
-          processCpuMillis = median(rs.map(_.processCpuMillis))
+          processCpuMillis = median(rs.map(_.processCpuMillis)),
+          bytesKept = median(rs.map(_.bytesKept))
         )
       )
   }
@@ -40,10 +41,11 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
       setting <- BroadcastJoinBench.Settings
       m <- medians(shape, setting)
     } yield {
-      val (decodes, builds) =
-        if (setting == "Spark") ("–", "–") else (m.decodes.toString, m.builds.toString)
+      val (decodes, builds, kept) =
+        if (setting == "Spark") ("–", "–", "–")
+        else (m.decodes.toString, m.builds.toString, mib(m.bytesKept))
       s"| ${shape.name} | $setting | ${ms(m.wallMillis)} | ${ms(m.runMillis)} | ${ms(m.cpuMillis)} | " +
-        s"${ms(m.slowestMillis)} | ${ms(m.processCpuMillis)} | $decodes | $builds |"
+        s"${ms(m.slowestMillis)} | ${ms(m.processCpuMillis)} | $decodes | $builds | $kept |"
     }
     val ratios = shapes.flatMap { shape =>
       for {
@@ -65,8 +67,8 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
     }
     val rounds = runs.map(_.round).distinct.size
     (Seq(
-      "| Shape | Setting (Spark / off / on / on+retain) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Process CPU | Decodes | Tables built |",
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+      "| Shape | Setting (Spark / off / on / on+retain) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Process CPU | Decodes | Tables built | Largest entry kept |",
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     ) ++ rows ++
       Seq(
         "",
@@ -81,11 +83,11 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
   def csv: String = {
     val header =
       "build_rows,probe_tasks,cores,rows_per_file,setting,round,wall_ms,run_ms,cpu_ms,slowest_ms," +
-        "process_cpu_ms,decodes,tables_built"
+        "process_cpu_ms,decodes,tables_built,largest_entry_bytes"
     (header +: runs.map { r =>
       s"${r.shape.buildRows},${r.shape.probeTasks},${r.shape.cores}," +
         s"${r.shape.rowsPerFile},${r.setting},${r.round},${r.wallMillis},${r.runMillis}," +
-        s"${r.cpuMillis},${r.slowestMillis},${r.processCpuMillis},${r.decodes},${r.builds}"
+        s"${r.cpuMillis},${r.slowestMillis},${r.processCpuMillis},${r.decodes},${r.builds},${r.bytesKept}"
     }).mkString("\n") + "\n"
   }
 
@@ -129,6 +131,8 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
   }
 
   private def ms(value: Long): String = f"$value%,d ms"
+
+  private def mib(bytes: Long): String = f"${bytes / 1048576.0}%,.1f MiB"
 
   private def ratio(a: Long, b: Long): String =
     if (b == 0) "n/a" else f"${a.toDouble / b}%.2f×"

@@ -17,7 +17,8 @@ import org.apache.spark.sql.quiver.bench.ListenerBus
  * SparkContext of its own (retention is fixed per executor), the same rounds with sharing on and
  * `spark.quiver.broadcast.retain.enabled`: "on+retain". It reports medians of wall time, the probe
  * stage's summed task run and CPU time, its slowest task, the decodes the cache did and the build
- * sides it derived (Quiver's join tables), and the whole JVM's CPU time over the query (driver and
+ * sides it derived (Quiver's join tables), the largest entry its cache keeps after the query (with
+ * retention: a decoded copy and its table), and the whole JVM's CPU time over the query (driver and
  * executor threads, GC and JIT: Spark builds and serializes its relation on the driver); and fails
  * if the settings disagree on the sums.
  */
@@ -43,6 +44,7 @@ object BroadcastJoinBench {
       decodes: Long,
       builds: Long,
       processCpuMillis: Long,
+      bytesKept: Long,
       sums: Seq[Long]
   )
 
@@ -170,8 +172,22 @@ object BroadcastJoinBench {
       counters.decodes() + counters.privateDecodes() - decodesBefore,
       counters.derivedBuilds() - buildsBefore,
       processCpu,
+      largestEntryBytes(),
       sums(row)
     )
+  }
+
+  /**
+   * The largest entry the cache keeps after the query: with retention, one broadcast's decoded
+   * copy and its table, what every task of a query reads. (Earlier queries' broadcasts stay
+   * retained beside it until Spark drops them.)
+   */
+  private def largestEntryBytes(): Long = {
+    var largest = 0L
+    QuiverMetrics.broadcastCacheEntries
+      .entries()
+      .forEach(e => largest = math.max(largest, e.bytes()))
+    largest
   }
 
   /** CPU time of every thread of this JVM so far. */

@@ -61,6 +61,10 @@ class MainJobSmokeSuite extends AnyFunSuite {
     for (setting <- Seq("off", "on", BroadcastJoinBench.Retained))
       assert(total("tables_built", setting) == total("decodes", setting), setting)
     assert(total("tables_built", "Spark") == 0)
+    // Only retention keeps anything past a query: a decoded copy and its table.
+    assert(total("largest_entry_bytes", BroadcastJoinBench.Retained) > 0)
+    for (setting <- Seq("Spark", "off", "on"))
+      assert(total("largest_entry_bytes", setting) == 0, setting)
     assert(new File(out, "results.svg").length() > 0)
   }
 }
