@@ -204,6 +204,17 @@ class JoinSuite extends AnyFunSuite with QuiverSparkSession with BeforeAndAfterE
     broadcastBuild.value.destroy()
   }
 
+  test("a Quiver broadcast outside a join Quiver plans is read by a scan of its rows") {
+    val broadcastBuild = ArrowBroadcast.of(build)
+    val relation = org.apache.spark.sql.quiver.shim.SparkShims.get
+      .dataFrameOf(spark, QuiverBroadcastRelation(broadcastBuild, shareDecoded = true))
+    SharedBuildStrategy.install(spark)
+    assert(relation.queryExecution.executedPlan.toString.contains("QuiverBroadcastScan"))
+    assertSameRows(relation, build)
+    assertNothingLeft()
+    broadcastBuild.value.destroy()
+  }
+
   test("under adaptive query execution too") {
     spark.conf.set("spark.sql.adaptive.enabled", "true")
     try {
