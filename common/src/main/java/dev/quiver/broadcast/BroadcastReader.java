@@ -111,8 +111,8 @@ public final class BroadcastReader implements AutoCloseable {
    * The value {@code derivation} builds from this broadcast under {@code key} (compared by {@code
    * equals} and {@code hashCode}; one key must always mean one derivation, of one type), built once
    * per cache entry: the first task to ask builds it, tasks asking meanwhile wait (holding the
-   * entry, checking every {@link DecodedBroadcastCache#KILL_CHECK_MILLIS} ms whether they were
-   * killed, as decode waiters do), later tasks reuse it. Different keys are different values.
+   * entry, and stopping if killed, as decode waiters do), later tasks reuse it. Different keys are
+   * different values.
    *
    * <p>The value lives as long as the entry: it is shared with every task that reads the entry,
    * retained with it, and closed when the entry is freed (never while a task holds it), so the

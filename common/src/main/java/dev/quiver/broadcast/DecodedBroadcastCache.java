@@ -25,8 +25,9 @@ import org.apache.arrow.util.Preconditions;
  *   <li>The first task to read a broadcast decodes it into a child allocator the cache owns; no
  *       lock is held while it decodes.
  *   <li>Tasks that arrive during the decode hold the entry from the moment they arrive (so the
- *       decoding task cannot free it under them) and wait for it, checking every {@link
- *       #KILL_CHECK_MILLIS} ms whether they were killed.
+ *       decoding task cannot free it under them) and wait for it; a waiter that is killed stops at
+ *       once where its engine tells of kills ({@link TaskScope#onKill(Runnable)}), otherwise at its
+ *       next check (every {@link #KILL_CHECK_MILLIS} ms).
  *   <li>Each task reads its own views (see {@link BroadcastReader}); its hold on the entry ends
  *       when the task completes. Without retention the entry is freed when its last holder
  *       completes, and a later task decodes again.
@@ -55,11 +56,10 @@ import org.apache.arrow.util.Preconditions;
  *   <li>An entry has at most one value per key (compared by {@code equals}); different keys of one
  *       entry are separate values, built and freed separately.
  *   <li>The first task to ask for a key builds its value, outside the monitor, from a fresh reader
- *       of its own and into a child allocator of the entry's. Tasks asking meanwhile wait, checking
- *       every {@link #KILL_CHECK_MILLIS} ms whether they were killed (a killed waiter stops as a
- *       killed decode waiter does; the build goes on). Later tasks reuse the value. While a task
- *       builds or waits it holds the entry once more, so the entry cannot go under the build even
- *       if the task's own hold ends meanwhile.
+ *       of its own and into a child allocator of the entry's. Tasks asking meanwhile wait, and a
+ *       killed waiter stops as a killed decode waiter does (the build goes on). Later tasks reuse
+ *       the value. While a task builds or waits it holds the entry once more, so the entry cannot
+ *       go under the build even if the task's own hold ends meanwhile.
  *   <li>A failed build is not cached and leaves nothing allocated (its child allocator is closed);
  *       it is rethrown to its builder, and the waiters and the next task to ask try again, one of
  *       them building.
@@ -86,7 +86,10 @@ import org.apache.arrow.util.Preconditions;
 @Public
 public final class DecodedBroadcastCache {
 
-  /** How often a task waiting on another task's decode checks whether it was killed. */
+  /**
+   * How often a task waiting on another task's work checks whether it was killed, where its engine
+   * does not tell of kills ({@link TaskScope#onKill(Runnable)}).
+   */
   public static final long KILL_CHECK_MILLIS = 100;
 
   private final BufferAllocator allocator;

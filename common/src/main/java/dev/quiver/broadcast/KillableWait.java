@@ -10,9 +10,11 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
- * How a task waits for another task's work on an entry (its decode, or one of its derived values):
- * checking every {@link DecodedBroadcastCache#KILL_CHECK_MILLIS} ms whether it was killed, so that
- * a killed waiter stops with its engine's task-killed exception however long the work takes.
+ * How a task waits for another task's work on an entry (its decode, or one of its derived values),
+ * so that a killed waiter stops with its engine's task-killed exception however long the work
+ * takes. Where the engine tells of kills ({@link TaskScope#onKill(Runnable)}), the kill wakes the
+ * waiter at once and it makes no periodic checks; otherwise it checks every {@link
+ * DecodedBroadcastCache#KILL_CHECK_MILLIS} ms.
  */
 final class KillableWait {
 
@@ -27,21 +29,39 @@ final class KillableWait {
    */
   static boolean await(CompletableFuture<Boolean> outcome, TaskScope task, Supplier<String> what)
       throws IOException {
+    CompletableFuture<Void> killed = new CompletableFuture<>();
+    boolean toldOfKills = task.onKill(() -> killed.complete(null));
+    try {
+      if (toldOfKills) {
+        CompletableFuture.anyOf(outcome, killed).get();
+        if (outcome.isDone()) {
+          return outcome.getNow(false);
+        }
+        task.throwIfKilled();
+        // Woken by a kill the task does not report yet: fall back to checking.
+      }
+      return poll(outcome, task);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      task.throwIfKilled();
+      InterruptedIOException interrupted =
+          new InterruptedIOException("interrupted waiting for " + what.get());
+      interrupted.initCause(e);
+      throw interrupted;
+    } catch (ExecutionException e) {
+      // Neither future completes exceptionally; kept for the compiler.
+      return false;
+    }
+  }
+
+  /** Waits for {@code outcome}, checking every {@code KILL_CHECK_MILLIS} ms for a kill. */
+  private static boolean poll(CompletableFuture<Boolean> outcome, TaskScope task)
+      throws InterruptedException, ExecutionException {
     while (true) {
       try {
         return outcome.get(DecodedBroadcastCache.KILL_CHECK_MILLIS, TimeUnit.MILLISECONDS);
       } catch (TimeoutException e) {
         task.throwIfKilled();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        task.throwIfKilled();
-        InterruptedIOException interrupted =
-            new InterruptedIOException("interrupted waiting for " + what.get());
-        interrupted.initCause(e);
-        throw interrupted;
-      } catch (ExecutionException e) {
-        // Never completed exceptionally; kept for the compiler.
-        return false;
       }
     }
   }

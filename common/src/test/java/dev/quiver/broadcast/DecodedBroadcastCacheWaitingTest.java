@@ -3,6 +3,7 @@ package dev.quiver.broadcast;
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
 import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
+import static dev.quiver.broadcast.CacheTestSupport.killWaiter;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -27,6 +28,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Tasks arriving during a decode wait for it, and stop if they are killed while waiting. */
 @ExtendWith(AllocatorExtension.class)
@@ -99,24 +102,19 @@ class DecodedBroadcastCacheWaitingTest {
     assertHoldsNothing(cache);
   }
 
-  @Test
-  void killedWaiterStopsWithItsReasonWhileTheDecodeIsStillBlocked() throws Exception {
+  @ParameterizedTest(name = "told of kills: {0}")
+  @ValueSource(booleans = {false, true})
+  void killedWaiterStopsWithItsReasonWhileTheDecodeIsStillBlocked(boolean tellsOfKills)
+      throws Exception {
     ScriptedDecoder.Gate gate = decoder.blockCall(1);
     FakeTask decoding = new FakeTask();
-    FakeTask waiter = new FakeTask();
+    FakeTask waiter = tellsOfKills ? FakeTask.tellingOfKills() : new FakeTask();
     Future<BroadcastReader> decodingOpen = open(decoding);
     gate.awaitEntered();
     Future<BroadcastReader> waiterOpen = open(waiter);
     awaitCondition("the second task waits", () -> cache.counters().waits() >= 1);
 
-    waiter.kill("stage 3 cancelled (test)");
-    ExecutionException stopped =
-        assertThrows(
-            ExecutionException.class,
-            () -> waiterOpen.get(KILL_NOTICED_SECONDS, TimeUnit.SECONDS),
-            "the killed waiter did not stop while the decode was blocked");
-    assertInstanceOf(FakeTask.KilledException.class, stopped.getCause());
-    assertEquals("stage 3 cancelled (test)", stopped.getCause().getMessage());
+    killWaiter(waiter, tellsOfKills, waiterOpen);
     assertFalse(gate.isReleased());
     assertFalse(decodingOpen.isDone(), "the decode should still be blocked");
     CacheSnapshot afterKill = cache.snapshot();

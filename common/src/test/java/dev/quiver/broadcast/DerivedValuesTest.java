@@ -4,6 +4,7 @@ import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
 import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
+import static dev.quiver.broadcast.CacheTestSupport.killWaiter;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -33,6 +34,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Values derived from a cached broadcast ({@link BroadcastReader#derived}): built once per entry
@@ -41,9 +44,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(AllocatorExtension.class)
 class DerivedValuesTest {
-
-  /** A killed waiter must stop well within this (it checks every 100 ms); generous on purpose. */
-  private static final long KILL_NOTICED_SECONDS = 5;
 
   private static final String KEY = "keys of broadcast 1";
   private static final long HEAP_BYTES = 10_000;
@@ -306,11 +306,13 @@ class DerivedValuesTest {
     closeAndAssertAllFreed(derivation);
   }
 
-  @Test
-  void aWaiterKilledWhileWaitingStopsAndTheBuilderStillCompletes() throws Exception {
+  @ParameterizedTest(name = "told of kills: {0}")
+  @ValueSource(booleans = {false, true})
+  void aWaiterKilledWhileWaitingStopsAndTheBuilderStillCompletes(boolean tellsOfKills)
+      throws Exception {
     KeyTableDerivation.Gate gate = derivation.blockBuild(1);
     FakeTask builder = new FakeTask();
-    FakeTask waiter = new FakeTask();
+    FakeTask waiter = tellsOfKills ? FakeTask.tellingOfKills() : new FakeTask();
     BroadcastReader builderReader = openAndRead(1, builder);
     BroadcastReader waiterReader = openAndRead(1, waiter);
     Future<KeyTable> built = executor.submit(() -> builderReader.derived(KEY, derivation));
@@ -318,14 +320,7 @@ class DerivedValuesTest {
     Future<KeyTable> waited = executor.submit(() -> waiterReader.derived(KEY, derivation));
     awaitCondition("the second task waits", () -> cache.counters().waits() == 1);
 
-    waiter.kill("stage 3 cancelled (test)");
-    ExecutionException stopped =
-        assertThrows(
-            ExecutionException.class,
-            () -> waited.get(KILL_NOTICED_SECONDS, TimeUnit.SECONDS),
-            "the killed waiter did not stop while the build was blocked");
-    assertInstanceOf(FakeTask.KilledException.class, stopped.getCause());
-    assertEquals("stage 3 cancelled (test)", stopped.getCause().getMessage());
+    killWaiter(waiter, tellsOfKills, waited);
     assertFalse(built.isDone(), "the build should still be blocked");
     // The builder holds twice (its task and its build), the killed waiter once (its task).
     assertEquals(3, entry(1).holders(), "the killed waiter's extra hold did not end");

@@ -23,10 +23,28 @@ public final class FakeTask implements TaskScope {
   }
 
   private final long attemptId = NEXT_ID.getAndIncrement();
+  private final boolean tellsOfKills;
   private final List<Runnable> listeners = new ArrayList<>();
+  private final List<Runnable> killListeners = new ArrayList<>();
+  private final AtomicLong killChecks = new AtomicLong();
+  private final AtomicLong checksAfterKill = new AtomicLong();
   private volatile String killReason;
   private volatile Runnable killCheckHook;
   private boolean completed;
+
+  /** A task whose engine does not tell of kills (Spark before 4.2): waiters check for them. */
+  public FakeTask() {
+    this(false);
+  }
+
+  private FakeTask(boolean tellsOfKills) {
+    this.tellsOfKills = tellsOfKills;
+  }
+
+  /** A task whose engine runs kill listeners when it is killed, as Spark 4.2 does. */
+  public static FakeTask tellingOfKills() {
+    return new FakeTask(true);
+  }
 
   @Override
   public long attemptId() {
@@ -48,13 +66,30 @@ public final class FakeTask implements TaskScope {
   }
 
   @Override
+  public boolean onKill(Runnable listener) {
+    if (!tellsOfKills) {
+      return false;
+    }
+    synchronized (this) {
+      if (killReason == null) {
+        killListeners.add(listener);
+        return true;
+      }
+    }
+    listener.run();
+    return true;
+  }
+
+  @Override
   public void throwIfKilled() {
+    killChecks.incrementAndGet();
     Runnable hook = killCheckHook;
     if (hook != null) {
       hook.run();
     }
     String reason = killReason;
     if (reason != null) {
+      checksAfterKill.incrementAndGet();
       throw new KilledException(reason);
     }
   }
@@ -67,9 +102,28 @@ public final class FakeTask implements TaskScope {
     killCheckHook = hook;
   }
 
-  /** Marks the task killed; like Spark, does not interrupt its thread unless asked separately. */
+  /**
+   * Marks the task killed and runs its kill listeners, if it tells of kills; like Spark, does not
+   * interrupt its thread unless asked separately.
+   */
   public void kill(String reason) {
-    killReason = reason;
+    List<Runnable> toRun;
+    synchronized (this) {
+      killReason = reason;
+      toRun = new ArrayList<>(killListeners);
+      killListeners.clear();
+    }
+    toRun.forEach(Runnable::run);
+  }
+
+  /** How many times {@link #throwIfKilled()} was called. */
+  public long killChecks() {
+    return killChecks.get();
+  }
+
+  /** How many of those calls came after {@link #kill(String)} (each of them threw). */
+  public long checksAfterKill() {
+    return checksAfterKill.get();
   }
 
   /** Runs the completion listeners, as at the end of the task. */
