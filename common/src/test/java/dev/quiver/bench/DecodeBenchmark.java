@@ -112,6 +112,8 @@ public class DecodeBenchmark {
   /** Spark's {@code LZ4CompressionCodec.compressedInputStream}, exactly. */
   private static final StreamCodec SPARK_LZ4 =
       new StreamCodec() {
+        // lz4-java 1.11 (Spark 4.2's) deprecates this constructor; Spark 3.4 to 4.1 read this way.
+        @SuppressWarnings("deprecation")
         @Override
         public InputStream decompress(InputStream in) {
           return new LZ4BlockInputStream(

@@ -193,6 +193,8 @@ class SparkLz4InputStreamTest {
     }
   }
 
+  // lz4-java 1.11 (Spark 4.2's) deprecates this constructor, which Spark 3.4 to 4.1 read with.
+  @SuppressWarnings("deprecation")
   @Test
   void readsMatchLz4JavasOwnReader() throws IOException {
     byte[] stream =
