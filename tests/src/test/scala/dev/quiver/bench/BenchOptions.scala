@@ -25,8 +25,11 @@ final case class BenchOptions(
     warmups: Int,
     out: File,
     data: File,
-    scaledNote: Option[String]
-)
+    scaledNote: Option[String],
+    sections: Seq[String] = BenchOptions.Sections
+) {
+  def runs(section: String): Boolean = sections.contains(section)
+}
 
 object BenchOptions {
 
@@ -39,6 +42,9 @@ object BenchOptions {
   )
 
   val ShapeOrder: Seq[String] = Seq("1m-32", "1m-128", "10k-200", "1m-32-local1")
+
+  /** The join queries against Spark's own join, and the read path against Comet's reader. */
+  val Sections: Seq[String] = Seq("join", "read")
 
   /**
    * The default run scales every shape by this factor (tasks and build rows together, so tasks
@@ -61,7 +67,8 @@ object BenchOptions {
       warmups: Int = 2,
       out: File = new File("bench-out"),
       data: File = new File("bench-data"),
-      mode: String = "default"
+      mode: String = "default",
+      sections: Seq[String] = Sections
   )
 
   /** One command-line option: its name, its value's name if it takes one, what it does. */
@@ -92,6 +99,12 @@ object BenchOptions {
       Some("LIST"),
       s"the shapes, of ${ShapeOrder.mkString(", ")} (default: all)",
       (p, v) => p.copy(names = v.split(",").toSeq.map(_.trim))
+    ),
+    Flag(
+      "--sections",
+      Some("LIST"),
+      s"the sections, of ${Sections.mkString(", ")} (default: both)",
+      (p, v) => p.copy(sections = v.split(",").toSeq.map(_.trim))
     ),
     Flag(
       "--rounds",
@@ -150,12 +163,29 @@ object BenchOptions {
   }
 
   def parse(args: Seq[String]): BenchOptions = {
-    val Parsed(names, rounds, warmups, out, data, mode) = parseArgs(args.toList, Parsed())
+    val Parsed(names, rounds, warmups, out, data, mode, sections) =
+      parseArgs(args.toList, Parsed())
     val unknown = names.filterNot(FullShapes.contains)
     require(
       unknown.isEmpty,
       s"unknown shapes ${unknown.mkString(", ")}; known: ${ShapeOrder.mkString(", ")}"
     )
+    val unknownSections = sections.filterNot(Sections.contains)
+    require(
+      unknownSections.isEmpty && sections.nonEmpty,
+      s"unknown sections ${unknownSections.mkString(", ")}; known: ${Sections.mkString(", ")}"
+    )
+    parsed(names, rounds, warmups, out, data, mode).copy(sections = sections)
+  }
+
+  private def parsed(
+      names: Seq[String],
+      rounds: Int,
+      warmups: Int,
+      out: File,
+      data: File,
+      mode: String
+  ): BenchOptions = {
     val full = names.map(FullShapes)
     mode match {
       case "quick" =>

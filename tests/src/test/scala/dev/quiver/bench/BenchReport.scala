@@ -1,21 +1,14 @@
 package dev.quiver.bench
 
-import java.io.{File, PrintWriter}
-import java.nio.charset.StandardCharsets
+import java.io.File
 
 import dev.quiver.bench.BroadcastJoinBench.Run
+import dev.quiver.bench.ReportText.{median, ratio, save}
 
 /** The main job's results: a Markdown table, a CSV of every run, and an SVG chart. */
 class BenchReport(runs: Seq[Run], options: BenchOptions) {
 
   private val shapes: Seq[Shape] = options.shapes.filter(s => runs.exists(_.shape == s))
-
-  private def median(values: Seq[Long]): Long = {
-    val sorted = values.sorted
-    if (sorted.isEmpty) 0L
-    else if (sorted.size % 2 == 1) sorted(sorted.size / 2)
-    else (sorted(sorted.size / 2 - 1) + sorted(sorted.size / 2)) / 2
-  }
 
   private def medians(shape: Shape, setting: String): Option[Run] = {
     val rs = runs.filter(r => r.shape == shape && r.setting == setting)
@@ -134,15 +127,7 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
 
   private def mib(bytes: Long): String = f"${bytes / 1048576.0}%,.1f MiB"
 
-  private def ratio(a: Long, b: Long): String =
-    if (b == 0) "n/a" else f"${a.toDouble / b}%.2f×"
-
   private def xml(text: String): String =
     text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
-  private def save(file: File, text: String): Unit = {
-    val out = new PrintWriter(file, StandardCharsets.UTF_8.name())
-    try out.write(text)
-    finally out.close()
-  }
 }

@@ -20,7 +20,8 @@ import org.apache.spark.sql.quiver.bench.ListenerBus
  * sides it derived (Quiver's join tables), the largest entry its cache keeps after the query (with
  * retention: a decoded copy and its table), and the whole JVM's CPU time over the query (driver and
  * executor threads, GC and JIT: Spark builds and serializes its relation on the driver); and fails
- * if the settings disagree on the sums.
+ * if the settings disagree on the sums. Each SparkContext then runs the read-path section
+ * ([[ReadPathBench]]): the broadcast read by every task, Quiver's reader against Comet 1.2.0's.
  */
 object BroadcastJoinBench {
 
@@ -53,34 +54,57 @@ object BroadcastJoinBench {
     val started = System.nanoTime()
     def log(what: String): Unit = println(f"[${(System.nanoTime() - started) / 1e9}%7.1fs] $what")
     options.scaledNote.foreach(note => log(s"shapes $note"))
-    val runs = options.shapes.flatMap(shape => runShape(shape, options, log))
+    val peer = PeerBroadcastReader.comet()
+    peer.left.foreach(why => log(s"read path: $why"))
+    val results = options.shapes.map(shape => runShape(shape, options, peer.toOption, log))
+    val runs = results.flatMap(_._1)
     val report = new BenchReport(runs, options)
+    val reads = new ReadPathReport(results.flatMap(_._2), options, peer.left.toOption)
     options.out.mkdirs()
-    report.write(options.out)
-    println()
-    println(report.markdown)
-    log(
-      s"sums agree across Spark, off, on and on+retain in every round; results in ${options.out.getAbsolutePath}"
-    )
+    if (options.runs("join")) {
+      report.write(options.out)
+      println()
+      println(report.markdown)
+      log("sums agree across Spark, off, on and on+retain in every round")
+    }
+    if (options.runs("read")) {
+      reads.write(options.out)
+      println()
+      println(reads.markdown)
+      log("rows and sums agree across the readers in every round")
+    }
+    log(s"results in ${options.out.getAbsolutePath}")
   }
 
-  private def runShape(shape: Shape, options: BenchOptions, log: String => Unit): Seq[Run] = {
-    val sideBySide = runSession(shape, options, log, SideBySide, retain = false)
-    val retained = runSession(shape, options, log, Seq(Retained), retain = true)
+  private def runShape(
+      shape: Shape,
+      options: BenchOptions,
+      peer: Option[PeerBroadcastReader],
+      log: String => Unit
+  ): (Seq[Run], Seq[ReadPathBench.ReadRun]) = {
+    val (sideBySide, reads) = runSession(shape, options, peer, log, SideBySide, retain = false)
+    val (retained, retainedReads) =
+      runSession(shape, options, peer, log, Seq(Retained), retain = true)
     val sums = (sideBySide ++ retained).map(_.sums).distinct
     if (sums.size > 1) {
       throw new IllegalStateException(s"${shape.name}: on+retain disagrees: ${sums.mkString("; ")}")
     }
-    sideBySide ++ retained
+    val readSums = (reads ++ retainedReads).map(r => (r.rows, r.sum)).distinct
+    if (readSums.size > 1) {
+      throw new IllegalStateException(s"${shape.name}: read path on+retain disagrees: $readSums")
+    }
+    (sideBySide ++ retained, reads ++ retainedReads)
   }
 
+  /** The join section's rounds of `settings` in one SparkContext, then the read path's. */
   private def runSession(
       shape: Shape,
       options: BenchOptions,
+      peer: Option[PeerBroadcastReader],
       log: String => Unit,
       settings: Seq[String],
       retain: Boolean
-  ): Seq[Run] = {
+  ): (Seq[Run], Seq[ReadPathBench.ReadRun]) = {
     val spark = session(shape.cores, retain)
     try {
       val tables = BenchData.prepare(spark, shape, options.data, log)
@@ -95,26 +119,43 @@ object BroadcastJoinBench {
       fact.createOrReplaceTempView("fact")
       dim.createOrReplaceTempView("dim")
       val total = options.warmups + options.rounds
-      (1 to total).flatMap { round =>
-        val measured = round > options.warmups
-        val label =
-          if (measured) s"round ${round - options.warmups}/${options.rounds}"
-          else s"warm-up $round/${options.warmups}"
-        // Rotate the order each round so that no setting always runs first (warm caches, JIT).
-        val order = settings.indices.map(i => settings((i + round) % settings.size))
-        val runs = order.map { setting =>
-          log(s"${shape.name}: $label, $setting")
-          runOnce(spark, shape, setting, round - options.warmups, fact, dim, listener)
-        }
-        val distinct = runs.map(_.sums).distinct
-        if (distinct.size != 1) {
-          throw new IllegalStateException(
-            s"${shape.name} $label: the settings disagree: " +
-              runs.map(r => s"${r.setting} ${r.sums.mkString(",")}").mkString("; ")
+      val joins =
+        if (!options.runs("join")) Seq.empty
+        else
+          (1 to total).flatMap { round =>
+            val measured = round > options.warmups
+            val label =
+              if (measured) s"round ${round - options.warmups}/${options.rounds}"
+              else s"warm-up $round/${options.warmups}"
+            // Rotate the order each round so that no setting always runs first (warm caches, JIT).
+            val order = settings.indices.map(i => settings((i + round) % settings.size))
+            val runs = order.map { setting =>
+              log(s"${shape.name}: $label, $setting")
+              runOnce(spark, shape, setting, round - options.warmups, fact, dim, listener)
+            }
+            val distinct = runs.map(_.sums).distinct
+            if (distinct.size != 1) {
+              throw new IllegalStateException(
+                s"${shape.name} $label: the settings disagree: " +
+                  runs.map(r => s"${r.setting} ${r.sums.mkString(",")}").mkString("; ")
+              )
+            }
+            if (measured) runs else Seq.empty
+          }
+      val reads =
+        if (!options.runs("read")) Seq.empty
+        else
+          ReadPathBench.run(
+            spark,
+            shape,
+            tables.dim.getPath,
+            peer,
+            ReadPathBench.settings(peer, retain),
+            options,
+            listener,
+            log
           )
-        }
-        if (measured) runs else Seq.empty
-      }
+      (joins, reads)
     } finally {
       spark.stop()
       val snapshot = QuiverMetrics.broadcastCacheEntries
@@ -167,7 +208,7 @@ object BroadcastJoinBench {
       round,
       wall,
       probe.map(_.runMillis).sum,
-      probe.map(_.cpuMillis).sum,
+      probe.map(_.cpuNanos).sum / 1000000L,
       if (probe.isEmpty) 0L else probe.map(_.runMillis).max,
       counters.decodes() + counters.privateDecodes() - decodesBefore,
       counters.derivedBuilds() - buildsBefore,

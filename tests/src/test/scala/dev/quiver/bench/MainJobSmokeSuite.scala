@@ -37,6 +37,7 @@ class MainJobSmokeSuite extends AnyFunSuite {
     assert(finished, s"dev/bench --quick did not finish:\n$output")
     assert(process.exitValue() == 0, s"dev/bench --quick failed:\n$output")
     assert(output.contains("sums agree across Spark, off, on and on+retain in every round"), output)
+    assert(output.contains("rows and sums agree across the readers in every round"), output)
 
     val table =
       new String(Files.readAllBytes(new File(out, "results.md").toPath), StandardCharsets.UTF_8)
@@ -66,5 +67,31 @@ class MainJobSmokeSuite extends AnyFunSuite {
     for (setting <- Seq("Spark", "off", "on"))
       assert(total("largest_entry_bytes", setting) == 0, setting)
     assert(new File(out, "results.svg").length() > 0)
+
+    // The read path: Quiver's reader, and Comet's where this build has it, on the same bytes.
+    val peer = PeerBroadcastReader.comet().toOption.map(_.name)
+    val readers = peer.toSeq.flatMap(p => Seq(s"$p off", s"$p on")) ++
+      Seq("Quiver off", "Quiver on", ReadPathBench.Retained)
+    val reads =
+      new String(Files.readAllBytes(new File(out, "read-path.md").toPath), StandardCharsets.UTF_8)
+    for (shape <- BenchOptions.ShapeOrder.map(BenchOptions.FullShapes)) {
+      val name = shape.scaled(BenchOptions.QuickScale).name
+      for (reader <- readers)
+        assert(reads.contains(s"| $name | $reader |"), s"no row for $name, $reader in:\n$reads")
+    }
+    if (peer.isEmpty) assert(reads.contains("No peer ran: "), reads)
+    val readCsv =
+      Files.readAllLines(new File(out, "read-path.csv").toPath).toArray.toSeq.map(_.toString)
+    val readHeader = readCsv.head.split(",").toSeq
+    val readRuns = readCsv.drop(1).map(_.split(",").toSeq)
+    def column(run: Seq[String], name: String): String = run(readHeader.indexOf(name))
+    for (run <- readRuns) {
+      val tasks = column(run, "probe_tasks").toLong
+      val decodes = column(run, "decodes").toLong
+      // Without sharing every task decodes for itself, Comet's (counted by its streams' openings)
+      // as Quiver's; with it, at most that often.
+      if (column(run, "reader").endsWith(" off")) assert(decodes == tasks, run)
+      else assert(decodes <= tasks, run)
+    }
   }
 }

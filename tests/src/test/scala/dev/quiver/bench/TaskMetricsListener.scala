@@ -13,7 +13,7 @@ class TaskMetricsListener extends SparkListener {
     val metrics = taskEnd.taskMetrics
     if (metrics != null) {
       tasks.add(
-        TaskTimes(taskEnd.stageId, metrics.executorRunTime, metrics.executorCpuTime / 1000000L)
+        TaskTimes(taskEnd.stageId, metrics.executorRunTime, metrics.executorCpuTime)
       )
     }
   }
@@ -32,5 +32,7 @@ class TaskMetricsListener extends SparkListener {
   }
 }
 
-/** One task's run time and CPU time, in milliseconds. */
-final case class TaskTimes(stageId: Int, runMillis: Long, cpuMillis: Long)
+/** One task's run time (milliseconds, as Spark keeps it) and CPU time (nanoseconds). */
+final case class TaskTimes(stageId: Int, runMillis: Long, cpuNanos: Long) {
+  def cpuMillis: Long = cpuNanos / 1000000L
+}

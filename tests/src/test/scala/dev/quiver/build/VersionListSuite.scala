@@ -39,6 +39,16 @@ class VersionListSuite extends AnyFunSuite {
       )
     }
 
+  test(
+    "tests/pom.xml has a profile per line, so its Spark 4.1-only profile is off for the others"
+  ) {
+    val pom = scala.io.Source.fromFile(new File(root, "tests/pom.xml"), "UTF-8")
+    val ids =
+      try "<id>(spark-[^<]+)</id>".r.findAllMatchIn(pom.mkString).map(_.group(1)).toSet
+      finally pom.close()
+    for (line <- lines) assert(ids.contains(line.profile), s"tests/pom.xml has no ${line.profile}")
+  }
+
   test("the shim loader's list is on the class path the artifacts give") {
     val resource = getClass.getClassLoader.getResource(VersionList.ShimLinesResource)
     assert(resource != null, s"${VersionList.ShimLinesResource} is not on the class path")

@@ -1,0 +1,50 @@
+package dev.quiver.bench
+
+import org.apache.spark.SparkContext
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.vectorized.ColumnarBatch
+
+/**
+ * Another engine's reader of a broadcast of Spark-codec-compressed Arrow IPC streams: the peer the
+ * read-path section measures Quiver's reader against, on the very same bytes.
+ */
+trait PeerBroadcastReader {
+
+  /** The peer's name in the report ("Comet"). */
+  def name: String
+
+  /** Broadcasts `streams` the peer's way and reads them as `partitions` partitions of batches. */
+  def rdd(
+      sc: SparkContext,
+      streams: Array[Array[Byte]],
+      partitions: Int,
+      shareDecoded: Boolean
+  ): RDD[ColumnarBatch]
+
+  /** Decodes the peer's RDDs made by this reader have done so far (streams opened). */
+  def decodes: Long
+}
+
+object PeerBroadcastReader {
+
+  /** Comet's reader, compiled only where Comet's jar is on the classpath (the Spark 4.1 build). */
+  private val CometReader = "org.apache.spark.sql.comet.quiverbench.CometBroadcastReader"
+
+  /** Comet 1.2.0's reader, or why this build cannot run it. */
+  def comet(): Either[String, PeerBroadcastReader] =
+    try
+      Right(
+        Class
+          .forName(CometReader)
+          .getDeclaredConstructor()
+          .newInstance()
+          .asInstanceOf[PeerBroadcastReader]
+      )
+    catch {
+      case _: ClassNotFoundException =>
+        Left(
+          "Comet 1.2.0 is a dependency of the Spark 4.1 build only (its jar is built for that " +
+            "line), so this build's read-path section runs Quiver alone"
+        )
+    }
+}

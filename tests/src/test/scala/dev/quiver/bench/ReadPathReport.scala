@@ -1,0 +1,81 @@
+package dev.quiver.bench
+
+import java.io.File
+
+import dev.quiver.bench.ReadPathBench.ReadRun
+import dev.quiver.bench.ReportText.{median, ratio, save}
+
+/**
+ * The read-path section's results: a Markdown table of medians with Quiver / peer ratios, and a
+ * CSV of every run (`read-path.md`, `read-path.csv`).
+ *
+ * @param skipped why no peer ran, if none did
+ */
+class ReadPathReport(runs: Seq[ReadRun], options: BenchOptions, skipped: Option[String]) {
+
+  private val shapes: Seq[Shape] = options.shapes.filter(s => runs.exists(_.shape == s))
+
+  private val settings: Seq[String] = runs.map(_.setting).distinct
+
+  private def medians(shape: Shape, setting: String): Option[ReadRun] = {
+    val rs = runs.filter(r => r.shape == shape && r.setting == setting)
+    if (rs.isEmpty) None
+    else
+      Some(
+        rs.head.copy(
+          wallMillis = median(rs.map(_.wallMillis)),
+          cpuNanos = median(rs.map(_.cpuNanos)),
+          decodes = median(rs.map(_.decodes))
+        )
+      )
+  }
+
+  def markdown: String = {
+    val rows = for {
+      shape <- shapes
+      setting <- settings
+      m <- medians(shape, setting)
+    } yield s"| ${shape.name} | $setting | ${ms(m.cpuNanos)} | ${f"${m.wallMillis}%,d"} ms | " +
+      s"${m.decodes} |"
+    val peers = settings.filterNot(_.startsWith("Quiver")).map(_.split(' ').head).distinct
+    val ratios = for {
+      shape <- shapes
+      peer <- peers
+      (quiver, theirs) <- Seq(
+        "Quiver off" -> s"$peer off",
+        "Quiver on" -> s"$peer on",
+        ReadPathBench.Retained -> s"$peer on"
+      )
+      q <- medians(shape, quiver)
+      p <- medians(shape, theirs)
+    } yield s"- ${shape.name}: $quiver / $theirs, tasks' CPU ${ratio(q.cpuNanos, p.cpuNanos)}, " +
+      s"decodes ${q.decodes} vs ${p.decodes}"
+    val rounds = runs.map(_.round).distinct.size
+    (Seq(
+      "| Shape | Reader | Tasks' CPU | Wall | Decodes |",
+      "|---|---|---:|---:|---:|"
+    ) ++ rows ++ Seq(
+      "",
+      s"Medians of $rounds round(s) of every task reading the whole broadcast, counting its rows " +
+        "and summing a long column through ColumnVector.getLong; the readers of one SparkContext " +
+        s"ran in rotating order, ${ReadPathBench.Retained} in a SparkContext of its own."
+    ) ++ skipped.map(why => s"No peer ran: $why.").toSeq ++
+      (if (ratios.isEmpty) Seq.empty else Seq("", "Quiver / peer:") ++ ratios)).mkString("\n")
+  }
+
+  def csv: String = {
+    val header = "build_rows,probe_tasks,cores,reader,round,wall_ms,cpu_ns,decodes,rows,sum"
+    (header +: runs.map { r =>
+      s"${r.shape.buildRows},${r.shape.probeTasks},${r.shape.cores},${r.setting},${r.round}," +
+        s"${r.wallMillis},${r.cpuNanos},${r.decodes},${r.rows},${r.sum}"
+    }).mkString("\n") + "\n"
+  }
+
+  def write(dir: File): Unit = {
+    save(new File(dir, "read-path.md"), markdown + "\n")
+    save(new File(dir, "read-path.csv"), csv)
+  }
+
+  private def ms(nanos: Long): String = f"${nanos / 1e6}%,.1f ms"
+
+}
