@@ -12,12 +12,15 @@ import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * One task's pass over a decoded broadcast, batch by batch across its streams. Each batch is a
  * view: a {@link VectorSchemaRoot} of the reader's own whose vectors hold references on the shared
  * buffers, so a consumer may close it (or transfer its buffers away) without affecting other tasks.
- * The reader closes a view when it moves to the next batch, and the last one when the task ends.
+ * The reader closes a view when it moves to the next batch, and the last one when the task ends. A
+ * view is made when first asked for ({@link #current()}): a consumer that reads the shared batch
+ * itself ({@link #currentBatch()}) makes none.
  *
  * <p>Not thread-safe: one task, one thread.
  */
@@ -28,6 +31,8 @@ public final class BroadcastReader implements AutoCloseable {
   private final BufferAllocator viewAllocator;
   private int streamIndex;
   private int batchIndex = -1;
+  // The current batch (shared), and its view once current() made one.
+  private ArrowRecordBatch batch;
   private VectorSchemaRoot view;
   private final List<AutoCloseable> viewResources = new ArrayList<>();
   // Views the consumer kept past next(), with what was tied to them; closed with the reader.
@@ -70,8 +75,7 @@ public final class BroadcastReader implements AutoCloseable {
       List<ArrowRecordBatch> batches = streams.get(streamIndex).batches();
       if (batchIndex + 1 < batches.size()) {
         batchIndex++;
-        view = VectorSchemaRoot.create(streams.get(streamIndex).schema(), viewAllocator);
-        new VectorLoader(view).load(batches.get(batchIndex));
+        batch = batches.get(batchIndex);
         return true;
       }
       streamIndex++;
@@ -82,8 +86,32 @@ public final class BroadcastReader implements AutoCloseable {
 
   /** The current batch's view; valid until {@link #next()} or the end of the task. */
   public VectorSchemaRoot current() {
-    Preconditions.checkState(view != null, "no current batch: call next() first");
+    currentBatch();
+    if (view == null) {
+      view = VectorSchemaRoot.create(broadcast.streams().get(streamIndex).schema(), viewAllocator);
+      new VectorLoader(view).load(batch);
+    }
     return view;
+  }
+
+  /**
+   * The current batch as decoded, for consumers that read its buffers in place: shared with every
+   * task reading the broadcast, so never close it, release its buffers or write to them. Its
+   * buffers were validated when decoded and stay valid until this task completes (the task's hold
+   * on the decoded broadcast ends then), past {@link #next()} and {@link #close()}; the object
+   * itself is the same for every task. A batch of a stream with dictionaries holds indices: read
+   * such batches through {@link #current()}.
+   */
+  public ArrowRecordBatch currentBatch() {
+    Preconditions.checkState(!closed, "broadcast reader is closed");
+    Preconditions.checkState(batch != null, "no current batch: call next() first");
+    return batch;
+  }
+
+  /** The schema of the current batch's stream. */
+  public Schema currentSchema() {
+    currentBatch();
+    return broadcast.streams().get(streamIndex).schema();
   }
 
   /** Index of the stream the current batch belongs to. */
@@ -98,7 +126,7 @@ public final class BroadcastReader implements AutoCloseable {
 
   /** Dictionaries of the current batch's stream, for dictionary-encoded fields. */
   public DictionaryProvider dictionaries() {
-    current();
+    currentBatch();
     return broadcast.streams().get(streamIndex);
   }
 
@@ -153,6 +181,7 @@ public final class BroadcastReader implements AutoCloseable {
     keptViews.add(view);
     viewResources.clear();
     view = null;
+    batch = null;
   }
 
   /**
@@ -171,6 +200,7 @@ public final class BroadcastReader implements AutoCloseable {
   }
 
   private void closeView() {
+    batch = null;
     if (view != null) {
       viewResources.add(view);
       view = null;

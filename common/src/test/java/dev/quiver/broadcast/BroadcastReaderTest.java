@@ -150,6 +150,9 @@ class BroadcastReaderTest {
     VectorSchemaRoot previous = null;
     for (int i = 0; i < decoded.size(); i++) {
       assertTrue(reader.next());
+      assertEquals(
+          unread[i], references(decoded.get(i)), "a view was made before it was asked for");
+      VectorSchemaRoot view = reader.current();
       assertTrue(references(decoded.get(i)) > unread[i], "the view holds no reference");
       if (previous != null) {
         assertEquals(unread[i - 1], references(decoded.get(i - 1)), "the previous view is open");
@@ -157,7 +160,7 @@ class BroadcastReaderTest {
           assertEquals(0, vector.getValueCount(), "the previous view was left open");
         }
       }
-      previous = reader.current();
+      previous = view;
     }
     assertFalse(reader.next());
     assertEquals(unread[3], references(decoded.get(3)), "the last view is open after the end");
@@ -268,6 +271,40 @@ class BroadcastReaderTest {
     BroadcastReader reader = cache.open(broadcast, task, true);
     task.complete();
     assertThrows(IllegalStateException.class, reader::next);
+    assertHoldsNothing(cache);
+  }
+
+  @Test
+  void currentBatchIsTheSharedDecodedBatchAndTakesNoReference() throws Exception {
+    TestBroadcast broadcast =
+        TestBroadcast.encode(
+            61,
+            Shape.BUILD_SIDE,
+            StreamCodec.NONE,
+            allocator,
+            new int[] {300, 200},
+            new int[] {50});
+    FakeTask task = new FakeTask();
+    BroadcastReader reader = cache.open(broadcast, task, true);
+    assertThrows(IllegalStateException.class, reader::currentBatch);
+    List<ArrowRecordBatch> expected = new ArrayList<>();
+    for (dev.quiver.ipc.DecodedStream stream : reader.broadcast().streams()) {
+      expected.addAll(stream.batches());
+    }
+    int[] before = new int[expected.size()];
+    for (int i = 0; i < before.length; i++) {
+      before[i] = references(expected.get(i));
+    }
+    for (int i = 0; i < expected.size(); i++) {
+      assertTrue(reader.next());
+      assertTrue(expected.get(i) == reader.currentBatch(), "batch " + i + " is not the shared one");
+      assertEquals(
+          reader.broadcast().streams().get(reader.streamIndex()).schema(), reader.currentSchema());
+      assertEquals(before[i], references(expected.get(i)), "reading the batch took a reference");
+    }
+    assertFalse(reader.next());
+    assertThrows(IllegalStateException.class, reader::currentBatch);
+    task.complete();
     assertHoldsNothing(cache);
   }
 }

@@ -7,19 +7,30 @@ import org.apache.arrow.vector.{FieldVector, ValueVector}
 import org.apache.arrow.vector.dictionary.DictionaryEncoder
 import org.apache.spark.TaskContext
 import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.quiver.{QuiverRuntime, SparkBatches}
+import org.apache.spark.sql.quiver.QuiverRuntime
 import org.apache.spark.sql.quiver.shim.SparkShims
-import org.apache.spark.sql.vectorized.ColumnarBatch
+import org.apache.spark.sql.quiver.vectors.ValidatedColumns
+import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnVector}
 
 /**
- * Presents a [[BroadcastReader]] as Spark `ColumnarBatch`es over its views. Each batch is valid
- * until the next `hasNext`; the reader closes the view behind it then, and at task end.
+ * Presents a [[BroadcastReader]] as Spark `ColumnarBatch`es over its batches. Each batch is valid
+ * until the next `hasNext`; the reader closes what is behind it then, and at task end.
+ *
+ * The columns read the decoded buffers in place, without per-value checks (the decode validated
+ * them; see `ValidatedColumnVector`). A stream whose fields all have such columns is read with no
+ * view at all: its columns and batch are made once per stream and only pointed at each batch's
+ * buffers, which the task's hold keeps valid. A stream with a dictionary-encoded field, or a type
+ * only `ArrowColumnVector` reads, is read through the reader's views, its columns made per batch.
  */
 @Internal
 class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
 
   private var fetched = false
   private var more = false
+
+  /** The columns of the stream last read in place, reused while its batches last. */
+  private var streamColumns: Option[ValidatedColumns] = None
+  private var columnsStream = -1
 
   override def hasNext: Boolean = {
     if (!fetched) {
@@ -29,11 +40,7 @@ class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
     more
   }
 
-  override def next(): ColumnarBatch = {
-    if (!hasNext) throw new NoSuchElementException("no more broadcast batches")
-    fetched = false
-    SparkBatches.toColumnarBatch(reader.current(), plain)
-  }
+  override def next(): ColumnarBatch = nextBatch(reuse = true)
 
   /**
    * Every remaining batch at once, kept open until the task ends: for consumers that need the
@@ -41,11 +48,32 @@ class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
    */
   def keepAll(): IndexedSeq[ColumnarBatch] = {
     val all = IndexedSeq.newBuilder[ColumnarBatch]
-    while (hasNext) {
-      all += next()
-      reader.keepCurrent()
-    }
+    while (hasNext) all += nextBatch(reuse = false)
     all.result()
+  }
+
+  /** @param reuse whether the batch may be the previous one's objects, pointed at new buffers */
+  private def nextBatch(reuse: Boolean): ColumnarBatch = {
+    if (!hasNext) throw new NoSuchElementException("no more broadcast batches")
+    fetched = false
+    if (!reuse || columnsStream != reader.streamIndex()) {
+      columnsStream = reader.streamIndex()
+      streamColumns = ValidatedColumns.forSchema(reader.currentSchema())
+    }
+    streamColumns match {
+      // In place: the buffers stay valid until the task's hold ends, past this batch.
+      case Some(columns) => columns.load(reader.currentBatch())
+      case None =>
+        val view = reader.current()
+        val columns = new Array[ColumnVector](view.getFieldVectors.size())
+        var i = 0
+        while (i < columns.length) {
+          columns(i) = ValidatedColumns.of(plain(view.getVector(i)))
+          i += 1
+        }
+        if (!reuse) reader.keepCurrent()
+        new ColumnarBatch(columns, view.getRowCount)
+    }
   }
 
   /** Spark reads plain vectors only: decode a dictionary-encoded one into a vector of values. */

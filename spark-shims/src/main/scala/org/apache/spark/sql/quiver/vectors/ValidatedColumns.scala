@@ -1,0 +1,153 @@
+package org.apache.spark.sql.quiver.vectors
+
+import java.nio.ByteOrder
+
+import org.apache.arrow.vector.{FieldVector, ValueVector}
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch
+import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision, TimeUnit}
+import org.apache.arrow.vector.types.pojo.{ArrowType, Field, Schema}
+import org.apache.spark.sql.util.ArrowUtils
+import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
+
+/**
+ * One stream's columns as [[ValidatedColumnVector]]s, made once and loaded again for every batch
+ * of the stream: per batch, only the buffers' addresses are read. The `ColumnarBatch` returned by
+ * [[load]] is the same object every time, valid until the next [[load]].
+ */
+final private[quiver] class ValidatedColumns private (columns: Array[ValidatedColumnVector]) {
+
+  private val batch = new ColumnarBatch(columns.map(c => c: ColumnVector))
+
+  /** Points the columns at `recordBatch`'s buffers (a validated decode's; not retained). */
+  def load(recordBatch: ArrowRecordBatch): ColumnarBatch = {
+    val buffers = BatchBuffers.of(recordBatch)
+    var i = 0
+    while (i < columns.length) {
+      columns(i).load(buffers)
+      if (columns(i).valueCount != recordBatch.getLength) {
+        throw new IllegalStateException(
+          s"column $i has ${columns(i).valueCount} values in a batch of " +
+            s"${recordBatch.getLength} rows"
+        )
+      }
+      i += 1
+    }
+    buffers.checkConsumed()
+    batch.setNumRows(recordBatch.getLength)
+    batch
+  }
+}
+
+private[quiver] object ValidatedColumns {
+
+  /** The reads assume Arrow's little-endian layout in native order. */
+  private val nativeLittleEndian = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN
+
+  /**
+   * Columns for batches of `schema`, or None when a field is dictionary-encoded (its batches hold
+   * indices, not values) or of a type only `ArrowColumnVector` reads.
+   */
+  def forSchema(schema: Schema): Option[ValidatedColumns] = {
+    val fields = schema.getFields
+    val columns = new Array[ValidatedColumnVector](fields.size())
+    var i = 0
+    var supported = true
+    while (supported && i < columns.length) {
+      column(fields.get(i)) match {
+        case Some(c) => columns(i) = c
+        case None => supported = false
+      }
+      i += 1
+    }
+    if (supported) Some(new ValidatedColumns(columns)) else None
+  }
+
+  /**
+   * Spark's view of a loaded vector whose buffers came from a validated decode (or were written by
+   * Arrow from such buffers, as a decoded dictionary's values are): a [[ValidatedColumnVector]]
+   * when it reads the type, else an `ArrowColumnVector`. Loaded once: valid while `vector` is.
+   */
+  def of(vector: ValueVector): ColumnVector = vector match {
+    case loaded: FieldVector =>
+      column(loaded.getField) match {
+        case Some(c) =>
+          val buffers = BatchBuffers.of(loaded)
+          c.load(buffers)
+          buffers.checkConsumed()
+          c
+        case None => new ArrowColumnVector(vector)
+      }
+    case _ => new ArrowColumnVector(vector)
+  }
+
+  /** A column for `field` and its children, or None when a type among them is not read here. */
+  def column(field: Field): Option[ValidatedColumnVector] =
+    if (!nativeLittleEndian || !readable(field)) None
+    else Some(make(field))
+
+  private def readable(field: Field): Boolean =
+    field.getDictionary == null && {
+      val children = field.getChildren
+      val childrenReadable = {
+        var all = true
+        var i = 0
+        while (all && i < children.size()) {
+          all = readable(children.get(i))
+          i += 1
+        }
+        all
+      }
+      field.getType match {
+        case _: ArrowType.Bool | _: ArrowType.Null | _: ArrowType.Utf8 | _: ArrowType.Binary =>
+          true
+        case int: ArrowType.Int => int.getIsSigned && Set(8, 16, 32, 64)(int.getBitWidth)
+        case fp: ArrowType.FloatingPoint =>
+          fp.getPrecision == FloatingPointPrecision.SINGLE ||
+          fp.getPrecision == FloatingPointPrecision.DOUBLE
+        case d: ArrowType.Decimal => d.getBitWidth == 128
+        case d: ArrowType.Date => d.getUnit == DateUnit.DAY
+        case t: ArrowType.Timestamp => t.getUnit == TimeUnit.MICROSECOND
+        case _: ArrowType.Struct => childrenReadable
+        case _: ArrowType.List => children.size() == 1 && childrenReadable
+        case _: ArrowType.Map =>
+          children.size() == 1 && children.get(0).getChildren.size() == 2 && childrenReadable
+        case _ => false
+      }
+    }
+
+  private def make(field: Field): ValidatedColumnVector = {
+    val sparkType = ArrowUtils.fromArrowField(field)
+    val children = field.getChildren
+    field.getType match {
+      case _: ArrowType.Bool => new BooleanColumn(sparkType)
+      case _: ArrowType.Null => new NullColumn(sparkType)
+      case _: ArrowType.Utf8 => new StringColumn(sparkType)
+      case _: ArrowType.Binary => new BinaryColumn(sparkType)
+      case int: ArrowType.Int =>
+        int.getBitWidth match {
+          case 8 => new ByteColumn(sparkType)
+          case 16 => new ShortColumn(sparkType)
+          case 32 => new IntColumn(sparkType)
+          case _ => new LongColumn(sparkType)
+        }
+      case fp: ArrowType.FloatingPoint =>
+        if (fp.getPrecision == FloatingPointPrecision.SINGLE) new FloatColumn(sparkType)
+        else new DoubleColumn(sparkType)
+      case d: ArrowType.Decimal => new DecimalColumn(sparkType, d.getScale)
+      case _: ArrowType.Date => new IntColumn(sparkType)
+      case _: ArrowType.Timestamp => new LongColumn(sparkType)
+      case _: ArrowType.Struct =>
+        val columns = new Array[ValidatedColumnVector](children.size())
+        var i = 0
+        while (i < columns.length) {
+          columns(i) = make(children.get(i))
+          i += 1
+        }
+        new StructColumn(sparkType, columns)
+      case _: ArrowType.List => new ListColumn(sparkType, make(children.get(0)))
+      case _ =>
+        val entries = children.get(0).getChildren
+        new MapColumn(sparkType, make(entries.get(0)), make(entries.get(1)))
+    }
+  }
+}
