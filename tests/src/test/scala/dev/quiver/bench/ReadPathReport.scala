@@ -15,7 +15,12 @@ class ReadPathReport(runs: Seq[ReadRun], options: BenchOptions, skipped: Option[
 
   private val shapes: Seq[Shape] = options.shapes.filter(s => runs.exists(_.shape == s))
 
-  private val settings: Seq[String] = runs.map(_.setting).distinct
+  /** The readers in a fixed order: each peer's off and on, then Quiver's off, on, on+retain. */
+  private val settings: Seq[String] = {
+    val seen = runs.map(_.setting).distinct
+    val quiver = Seq("Quiver off", "Quiver on", ReadPathBench.Retained)
+    seen.filterNot(quiver.contains).sorted ++ quiver.filter(seen.contains)
+  }
 
   private def medians(shape: Shape, setting: String): Option[ReadRun] = {
     val rs = runs.filter(r => r.shape == shape && r.setting == setting)
