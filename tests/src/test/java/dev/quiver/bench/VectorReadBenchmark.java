@@ -135,11 +135,7 @@ public class VectorReadBenchmark {
   public long sumArrowColumnVector() {
     long sum = 0;
     for (ColumnarBatch batch : arrowBatches) {
-      ColumnVector column = batch.column(0);
-      int n = batch.numRows();
-      for (int i = 0; i < n; i++) {
-        sum += column.getLong(i);
-      }
+      sum += sumFirstColumn(batch);
     }
     return sum;
   }
@@ -149,12 +145,18 @@ public class VectorReadBenchmark {
   public long sumValidatedColumns() {
     long sum = 0;
     for (ArrowRecordBatch decodedBatch : decoded.batches()) {
-      ColumnarBatch batch = validated.load(decodedBatch);
-      ColumnVector column = batch.column(0);
-      int n = batch.numRows();
-      for (int i = 0; i < n; i++) {
-        sum += column.getLong(i);
-      }
+      sum += sumFirstColumn(validated.load(decodedBatch));
+    }
+    return sum;
+  }
+
+  /** The consumer both sums share: {@code getLong} over every row of the batch's first column. */
+  private static long sumFirstColumn(ColumnarBatch batch) {
+    ColumnVector column = batch.column(0);
+    int n = batch.numRows();
+    long sum = 0;
+    for (int i = 0; i < n; i++) {
+      sum += column.getLong(i);
     }
     return sum;
   }

@@ -21,7 +21,7 @@ trait PeerBroadcastReader {
       shareDecoded: Boolean
   ): RDD[ColumnarBatch]
 
-  /** Decodes the peer's RDDs made by this reader have done so far (streams opened). */
+  /** How many decodes the RDDs this reader made have done so far. */
   def decodes: Long
 }
 

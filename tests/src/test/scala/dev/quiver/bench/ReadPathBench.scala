@@ -2,6 +2,7 @@ package dev.quiver.bench
 
 import dev.quiver.spark.QuiverMetrics
 import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD}
+import org.apache.spark.SparkContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.quiver.bench.ListenerBus
@@ -96,7 +97,7 @@ object ReadPathBench {
       rdd: RDD[ColumnarBatch],
       peer: Option[PeerBroadcastReader],
       listener: TaskMetricsListener,
-      sc: org.apache.spark.SparkContext
+      sc: SparkContext
   ): ReadRun = {
     val ofPeer = peer.exists(p => setting.startsWith(p.name + " "))
     def decodes: Long =
