@@ -3,6 +3,7 @@ package dev.quiver.spark
 import dev.quiver.annotation.Public
 import dev.quiver.broadcast.{CacheSnapshot, DecodedBroadcastCache}
 import org.apache.spark.sql.quiver.QuiverRuntime
+import org.apache.spark.sql.quiver.broadcast.ExecutorCacheReports
 
 /**
  * What Quiver did and holds in this JVM (an executor, or the driver in local mode). Read it where
@@ -19,4 +20,15 @@ object QuiverMetrics {
 
   /** Arrow memory Quiver holds in this JVM now, in bytes: decoded broadcasts and read buffers. */
   def allocatedBytes: Long = QuiverRuntime.allocator.getAllocatedMemory
+
+  /**
+   * On the driver of an application running Quiver's plugin: every executor's cache figures as it
+   * last reported them, by executor id (executors that were lost included, with their last
+   * report). An executor reports after each task that ends there, beside the task's status update,
+   * so a task's figures reach the driver soon after the task ends, not always before its job's
+   * action returns: to see a whole job, wait until the reports' `tasksEnded` add up to the tasks
+   * the executors ran. Empty without the plugin, and on an executor.
+   */
+  def executorBroadcastCaches: Map[String, ExecutorCacheReport] =
+    ExecutorCacheReports.current.map(_.byExecutor).getOrElse(Map.empty)
 }

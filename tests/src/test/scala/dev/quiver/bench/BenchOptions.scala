@@ -26,7 +26,8 @@ final case class BenchOptions(
     out: File,
     data: File,
     scaledNote: Option[String],
-    sections: Seq[String] = BenchOptions.Sections
+    sections: Seq[String] = BenchOptions.Sections,
+    master: Option[String] = None
 ) {
   def runs(section: String): Boolean = sections.contains(section)
 }
@@ -68,7 +69,8 @@ object BenchOptions {
       out: File = new File("bench-out"),
       data: File = new File("bench-data"),
       mode: String = "default",
-      sections: Seq[String] = Sections
+      sections: Option[Seq[String]] = None,
+      master: Option[String] = None
   )
 
   /** One command-line option: its name, its value's name if it takes one, what it does. */
@@ -103,8 +105,8 @@ object BenchOptions {
     Flag(
       "--sections",
       Some("LIST"),
-      s"the sections, of ${Sections.mkString(", ")} (default: both)",
-      (p, v) => p.copy(sections = v.split(",").toSeq.map(_.trim))
+      s"the sections, of ${Sections.mkString(", ")} (default: both; join with --master)",
+      (p, v) => p.copy(sections = Some(v.split(",").toSeq.map(_.trim)))
     ),
     Flag(
       "--rounds",
@@ -129,6 +131,12 @@ object BenchOptions {
       Some("DIR"),
       s"where the generated Parquet tables are kept (default ${Parsed().data})",
       (p, v) => p.copy(data = new File(v))
+    ),
+    Flag(
+      "--master",
+      Some("URL"),
+      "the join section on a cluster (dev/cluster), with per-executor figures",
+      (p, v) => p.copy(master = Some(v))
     )
   )
 
@@ -163,8 +171,14 @@ object BenchOptions {
   }
 
   def parse(args: Seq[String]): BenchOptions = {
-    val Parsed(names, rounds, warmups, out, data, mode, sections) =
+    val Parsed(names, rounds, warmups, out, data, mode, sectionsAsked, master) =
       parseArgs(args.toList, Parsed())
+    // The read path measures Comet's reader beside Quiver's in one JVM: local mode only.
+    val sections = sectionsAsked.getOrElse(if (master.isDefined) Seq("join") else Sections)
+    require(
+      master.isEmpty || !sections.contains("read"),
+      "--master runs the join section only: the read section compares readers in one JVM"
+    )
     val unknown = names.filterNot(FullShapes.contains)
     require(
       unknown.isEmpty,
@@ -175,7 +189,7 @@ object BenchOptions {
       unknownSections.isEmpty && sections.nonEmpty,
       s"unknown sections ${unknownSections.mkString(", ")}; known: ${Sections.mkString(", ")}"
     )
-    parsed(names, rounds, warmups, out, data, mode).copy(sections = sections)
+    parsed(names, rounds, warmups, out, data, mode).copy(sections = sections, master = master)
   }
 
   private def parsed(

@@ -58,6 +58,19 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
         }
       }
     }
+    val perExecutor = for {
+      shape <- shapes
+      setting <- BroadcastJoinBench.Settings.filter(_ != "Spark")
+      rs = runs.filter(r => r.shape == shape && r.setting == setting)
+      executors = rs.flatMap(_.perExecutor.keys).distinct.sorted
+      if executors.nonEmpty
+    } yield {
+      val counts = executors.map { id =>
+        val of = rs.map(_.perExecutor.getOrElse(id, BroadcastJoinBench.ExecutorCounts(0, 0)))
+        s"executor $id ${median(of.map(_.decodes))} / ${median(of.map(_.builds))}"
+      }
+      s"- ${shape.name}, $setting: ${counts.mkString(", ")}"
+    }
     val rounds = runs.map(_.round).distinct.size
     (Seq(
       "| Shape | Setting (Spark / off / on / on+retain) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Process CPU | Decodes | Tables built | Largest entry kept |",
@@ -69,7 +82,14 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
           "on+retain ran its rounds after, in a SparkContext of its own (retention is fixed per executor)."
       ) ++
       options.scaledNote.map(n => s"Shapes $n.").toSeq ++ Seq("", "Sharing off vs on:") ++ ratios ++
-      Seq("", "Quiver / Spark's own join:") ++ againstSpark)
+      Seq("", "Quiver / Spark's own join:") ++ againstSpark ++
+      options.master.toSeq.flatMap { url =>
+        Seq(
+          "",
+          s"On the cluster at $url: decodes / tables built per executor, medians of the rounds " +
+            "(Decodes and Tables built above add the driver's, which Spark's code generation reads):"
+        ) ++ perExecutor
+      })
       .mkString("\n")
   }
 

@@ -54,7 +54,15 @@ class BenchScriptSuite extends AnyFunSuite {
     assert(options.out == new File("o") && options.data == new File("d", "full"))
     val quick = BenchOptions.parse(Seq("--quick"))
     assert(quick.rounds == 1 && quick.data == new File("bench-data", "quick"))
-    for (flag <- Seq("--quick", "--full", "--shapes", "--rounds", "--warmups", "--out", "--data"))
+    val onCluster = BenchOptions.parse(Seq("--master", "spark://127.0.0.1:7077"))
+    assert(onCluster.master.contains("spark://127.0.0.1:7077") && onCluster.sections == Seq("join"))
+    val readOnCluster = intercept[IllegalArgumentException](
+      BenchOptions.parse(Seq("--master", "spark://127.0.0.1:7077", "--sections", "read"))
+    )
+    assert(readOnCluster.getMessage.contains("--master runs the join section only"))
+    assert(BenchOptions.parse(Nil).sections == BenchOptions.Sections)
+    val flags = Seq("--quick", "--full", "--shapes", "--rounds", "--warmups", "--out", "--data")
+    for (flag <- flags :+ "--master")
       assert(BenchOptions.usage.contains(s"[$flag"), s"$flag is missing from the usage")
 
     val unknown = intercept[IllegalArgumentException](BenchOptions.parse(Seq("--rows", "5")))

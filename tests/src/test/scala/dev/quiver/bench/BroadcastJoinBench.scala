@@ -5,6 +5,7 @@ import dev.quiver.spark.join.QuiverJoins
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, length, sum}
 import org.apache.spark.sql.quiver.bench.ListenerBus
+import org.apache.spark.sql.quiver.cluster.StandaloneCluster
 
 /**
  * The main job (`dev/bench`): what sharing the decoded broadcast buys a broadcast hash join, on an
@@ -46,8 +47,12 @@ object BroadcastJoinBench {
       builds: Long,
       processCpuMillis: Long,
       bytesKept: Long,
-      sums: Seq[Long]
+      sums: Seq[Long],
+      perExecutor: Map[String, ExecutorCounts] = Map.empty
   )
+
+  /** On a cluster: what one executor decoded and built during a query. */
+  final case class ExecutorCounts(decodes: Long, builds: Long)
 
   def main(args: Array[String]): Unit = {
     val options = BenchOptions.parse(args.toSeq)
@@ -105,7 +110,8 @@ object BroadcastJoinBench {
       settings: Seq[String],
       retain: Boolean
   ): (Seq[Run], Seq[ReadPathBench.ReadRun]) = {
-    val spark = session(shape.cores, retain)
+    val spark = session(shape.cores, retain, options.master)
+    val executors = options.master.map(_ => new ExecutorFigures(spark.sparkContext))
     try {
       val tables = BenchData.prepare(spark, shape, options.data, log)
       val listener = new TaskMetricsListener
@@ -131,7 +137,16 @@ object BroadcastJoinBench {
             val order = settings.indices.map(i => settings((i + round) % settings.size))
             val runs = order.map { setting =>
               log(s"${shape.name}: $label, $setting")
-              runOnce(spark, shape, setting, round - options.warmups, fact, dim, listener)
+              runOnce(
+                spark,
+                shape,
+                setting,
+                round - options.warmups,
+                fact,
+                dim,
+                listener,
+                executors
+              )
             }
             val distinct = runs.map(_.sums).distinct
             if (distinct.size != 1) {
@@ -170,11 +185,13 @@ object BroadcastJoinBench {
       round: Int,
       fact: DataFrame,
       dim: DataFrame,
-      listener: TaskMetricsListener
+      listener: TaskMetricsListener,
+      executors: Option[ExecutorFigures]
   ): Run = {
     val counters = QuiverMetrics.broadcastCache
     val decodesBefore = counters.decodes() + counters.privateDecodes()
     val buildsBefore = counters.derivedBuilds()
+    val executorsBefore = executors.map(_.now())
     listener.clear()
     val cpuBefore = processCpuNanos()
     val start = System.nanoTime()
@@ -202,6 +219,10 @@ object BroadcastJoinBench {
     ListenerBus.drain(spark.sparkContext)
     val processCpu = (processCpuNanos() - cpuBefore) / 1000000L
     val probe = listener.probeStage(shape.probeTasks)
+    // On a cluster the executors decode and build; the driver (these counters) too, once.
+    val perExecutor = executors.fold(Map.empty[String, ExecutorCounts]) { figures =>
+      figures.growthSince(executorsBefore.getOrElse(Map.empty))
+    }
     Run(
       shape,
       setting,
@@ -210,11 +231,13 @@ object BroadcastJoinBench {
       probe.map(_.runMillis).sum,
       probe.map(_.cpuNanos).sum / 1000000L,
       if (probe.isEmpty) 0L else probe.map(_.runMillis).max,
-      counters.decodes() + counters.privateDecodes() - decodesBefore,
-      counters.derivedBuilds() - buildsBefore,
+      counters.decodes() + counters.privateDecodes() - decodesBefore +
+        perExecutor.values.map(_.decodes).sum,
+      counters.derivedBuilds() - buildsBefore + perExecutor.values.map(_.builds).sum,
       processCpu,
       largestEntryBytes(),
-      sums(row)
+      sums(row),
+      perExecutor
     )
   }
 
@@ -240,10 +263,21 @@ object BroadcastJoinBench {
 
   private def sums(row: Row): Seq[Long] = (0 until row.length).map(i => row.getLong(i))
 
-  private def session(cores: Int, retain: Boolean): SparkSession = {
-    val spark = SparkSession
-      .builder()
-      .master(s"local[$cores]")
+  private def session(cores: Int, retain: Boolean, master: Option[String]): SparkSession = {
+    val builder = SparkSession.builder()
+    master match {
+      case Some(url) =>
+        // The executors get the jars from the cluster's home; Quiver's and the bench's classes
+        // from this class path's folders (dev/cluster runs from the same build).
+        // Two-core executors: as many executor JVMs as the cluster has room for.
+        builder
+          .master(url)
+          .config("spark.executor.extraClassPath", StandaloneCluster.classDirectories.mkString(":"))
+          .config("spark.executor.cores", "2")
+          .config("spark.driver.bindAddress", "127.0.0.1")
+      case None => builder.master(s"local[$cores]")
+    }
+    val spark = builder
       .appName("quiver-bench")
       .config("spark.plugins", QuiverSettings.Plugin)
       .config(QuiverSettings.RetainDecodedBroadcasts, retain.toString)

@@ -34,11 +34,20 @@ object CacheMetrics {
     "broadcast.failedDerivations" -> (_.failedDerivations())
   )
 
+  private val AllocatedBytes = "allocatedBytes"
+
   def register(registry: MetricRegistry): Unit = {
     Gauges.foreach { case (name, read) =>
       registry.register(name, gauge(read(QuiverRuntime.broadcastCache.counters())))
     }
-    registry.register("allocatedBytes", gauge(QuiverRuntime.allocator.getAllocatedMemory))
+    registry.register(AllocatedBytes, gauge(QuiverRuntime.allocator.getAllocatedMemory))
+  }
+
+  /** Every gauge's value now, read from one snapshot of the counters. */
+  def figures(): Map[String, Long] = {
+    val counters = QuiverRuntime.broadcastCache.counters()
+    Gauges.map { case (name, read) => name -> read(counters) }.toMap +
+      (AllocatedBytes -> QuiverRuntime.allocator.getAllocatedMemory)
   }
 
   private def gauge(value: => Long): Gauge[java.lang.Long] = new Gauge[java.lang.Long] {
