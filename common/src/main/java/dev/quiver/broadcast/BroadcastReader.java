@@ -22,6 +22,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * view is made when first asked for ({@link #current()}): a consumer that reads the shared batch
  * itself ({@link #currentBatch()}) makes none.
  *
+ * <p>The reader also tells what its task's open cost ({@link #served()}, {@link #decodeNanos()},
+ * {@link #waitNanos()}): the per-task side of {@link DecodedBroadcastCache#counters()}, taken at
+ * the same places, for engines that report per-task figures.
+ *
  * <p>Not thread-safe: one task, one thread.
  */
 @Public
@@ -38,7 +42,40 @@ public final class BroadcastReader implements AutoCloseable {
   // Views the consumer kept past next(), with what was tied to them; closed with the reader.
   private final List<AutoCloseable> keptViews = new ArrayList<>();
   private final DerivedValues derivedValues;
+  private final Served served;
+  private final long decodeNanos;
+  private long waitNanos;
   private boolean closed;
+
+  /**
+   * How the cache served a task's open, one value per counter of {@link
+   * DecodedBroadcastCache.CacheCounters} that counts opens: every open that returns a reader is
+   * exactly one of them.
+   */
+  public enum Served {
+    /**
+     * This task decoded the broadcast for the tasks that overlap it ({@link
+     * DecodedBroadcastCache.CacheCounters#decodes()}). Also when the decode then found dictionaries
+     * and kept the copy for this task alone: the decode was meant to be shared.
+     */
+    DECODED,
+    /**
+     * This task decoded the broadcast for itself alone ({@link
+     * DecodedBroadcastCache.CacheCounters#privateDecodes()}): sharing off, or after another task's
+     * shared decode failed or found dictionaries (having waited for it).
+     */
+    PRIVATE,
+    /**
+     * This task read the decode of another running task, waiting for it if it was still decoding
+     * ({@link DecodedBroadcastCache.CacheCounters#sharedReads()}).
+     */
+    SHARED,
+    /**
+     * This task read an idle entry the cache had retained, without decoding or waiting ({@link
+     * DecodedBroadcastCache.CacheCounters#retainedReads()}).
+     */
+    RETAINED
+  }
 
   /** Where a reader's derived values come from: its task's hold on the cache's entry. */
   interface DerivedValues {
@@ -56,10 +93,47 @@ public final class BroadcastReader implements AutoCloseable {
       };
 
   BroadcastReader(
-      DecodedBroadcast broadcast, BufferAllocator viewAllocator, DerivedValues derivedValues) {
+      DecodedBroadcast broadcast,
+      BufferAllocator viewAllocator,
+      DerivedValues derivedValues,
+      Served served,
+      long decodeNanos,
+      long waitNanos) {
     this.broadcast = broadcast;
     this.viewAllocator = viewAllocator;
     this.derivedValues = derivedValues;
+    this.served = served;
+    this.decodeNanos = decodeNanos;
+    this.waitNanos = waitNanos;
+  }
+
+  /** How the cache served this task's open. */
+  public Served served() {
+    return served;
+  }
+
+  /**
+   * Nanoseconds this task spent decoding the broadcast: more than zero when {@link #served()} is
+   * {@link Served#DECODED} or {@link Served#PRIVATE}, zero otherwise.
+   */
+  public long decodeNanos() {
+    return decodeNanos;
+  }
+
+  /**
+   * Nanoseconds this task spent waiting for other tasks' work: for another task's decode while it
+   * opened the broadcast, and for derived values other tasks were building, through {@link
+   * #derived(Object, Derivation)}, so far. Zero for a task that waited for nothing. The tasks'
+   * waits summed are {@link DecodedBroadcastCache.CacheCounters#waitNanos()}, but for the waits of
+   * tasks that were killed or failed while they waited (those tasks get no reader).
+   */
+  public long waitNanos() {
+    return waitNanos;
+  }
+
+  /** Adds a wait for a derived value, on this reader's task's thread. */
+  void addWaitNanos(long nanos) {
+    waitNanos += nanos;
   }
 
   /**

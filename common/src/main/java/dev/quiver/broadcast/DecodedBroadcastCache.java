@@ -47,6 +47,11 @@ import org.apache.arrow.util.Preconditions;
  *   <li>A broadcast whose streams carry dictionaries is not shared: the task that decoded it keeps
  *       it as its own, and the others decode for themselves.
  *   <li>With sharing off a task decodes for itself, through the same reader.
+ *   <li>Each open that returns a reader is counted once, in {@link CacheCounters#decodes()}, {@link
+ *       CacheCounters#privateDecodes()}, {@link CacheCounters#sharedReads()} or {@link
+ *       CacheCounters#retainedReads()}, and its reader's {@link BroadcastReader#served()} says
+ *       which; its {@link BroadcastReader#decodeNanos()} and {@link BroadcastReader#waitNanos()}
+ *       are this task's share of the decoding and waiting, taken where the counters are.
  * </ul>
  *
  * <p>Derived values ({@link BroadcastReader#derived(Object, Derivation)}), each rule broken on
@@ -75,7 +80,8 @@ import org.apache.arrow.util.Preconditions;
  *   <li>On a private entry (sharing off, dictionaries, after a failed shared decode) a value is
  *       built for that task alone and closed with the entry when the task's hold ends.
  *   <li>Waits for a derived value count in {@link CacheCounters#waits()} and {@link
- *       CacheCounters#waitNanos()} with waits for a decode.
+ *       CacheCounters#waitNanos()} with waits for a decode, and in the waiting task's {@link
+ *       BroadcastReader#waitNanos()}.
  * </ul>
  *
  * <p>State changes happen under one monitor in short critical sections; decoding and waiting happen
@@ -164,7 +170,7 @@ public final class DecodedBroadcastCache {
       throws IOException {
     if (!share) {
       checkRetained();
-      return decodePrivately(source, task, DecodeLog.PrivateReason.SHARING_OFF);
+      return decodePrivately(source, task, DecodeLog.PrivateReason.SHARING_OFF, 0);
     }
     long id = source.broadcastId();
     Entry entry;
@@ -199,29 +205,31 @@ public final class DecodedBroadcastCache {
     if (found == State.RETAINED) {
       counters.retainedReads.incrementAndGet();
       DecodeLog.retainedRead(id, task);
-      return hold.attach();
+      return hold.attach(BroadcastReader.Served.RETAINED, 0, 0);
     }
     if (found == State.SHARED) {
       counters.sharedReads.incrementAndGet();
       DecodeLog.sharedRead(id, task);
-      return hold.attach();
+      return hold.attach(BroadcastReader.Served.SHARED, 0, 0);
     }
     counters.waits.incrementAndGet();
     DecodeLog.waiting(id, task);
     boolean shareable;
     long waitStart = System.nanoTime();
+    long waited = 0;
     try {
       shareable = KillableWait.await(entry.outcome, task, () -> "broadcast " + id + " to decode");
     } catch (IOException | RuntimeException | Error e) {
       hold.finish();
       throw e;
     } finally {
-      counters.waitNanos.addAndGet(System.nanoTime() - waitStart);
+      waited = System.nanoTime() - waitStart;
+      counters.waitNanos.addAndGet(waited);
     }
     if (shareable) {
       counters.sharedReads.incrementAndGet();
       DecodeLog.sharedRead(id, task);
-      return hold.attach();
+      return hold.attach(BroadcastReader.Served.SHARED, 0, waited);
     }
     // Failed or not shareable: let go of it now, and decode for this task alone.
     DecodeLog.PrivateReason reason;
@@ -232,7 +240,7 @@ public final class DecodedBroadcastCache {
               : DecodeLog.PrivateReason.DICTIONARIES;
     }
     hold.finish();
-    return decodePrivately(source, task, reason);
+    return decodePrivately(source, task, reason, waited);
   }
 
   /** What the cache holds now. */
@@ -307,7 +315,8 @@ public final class DecodedBroadcastCache {
    * {@link BroadcastReader#derived(Object, Derivation)} for a task holding {@code entry}: reuses
    * the entry's value for {@code key}, waits for the task building it, or builds it.
    */
-  private <T> T derive(Entry entry, TaskScope task, Object key, Derivation<T> derivation)
+  private <T> T derive(
+      Entry entry, TaskScope task, BroadcastReader asker, Object key, Derivation<T> derivation)
       throws IOException {
     synchronized (this) {
       // Held once more while building or waiting: the task's own hold may end meanwhile (its
@@ -329,7 +338,7 @@ public final class DecodedBroadcastCache {
           }
         }
         if (found == null) {
-          return build(entry, slot, key, task, derivation);
+          return build(entry, slot, key, task, asker, derivation);
         }
         if (found == DerivedState.READY) {
           return reuse(entry, slot, key, task);
@@ -345,7 +354,9 @@ public final class DecodedBroadcastCache {
                   task,
                   () -> "broadcast " + entry.broadcastId + "'s derived value " + key);
         } finally {
-          counters.waitNanos.addAndGet(System.nanoTime() - waitStart);
+          long waited = System.nanoTime() - waitStart;
+          counters.waitNanos.addAndGet(waited);
+          asker.addWaitNanos(waited);
         }
         if (ready) {
           return reuse(entry, slot, key, task);
@@ -359,7 +370,12 @@ public final class DecodedBroadcastCache {
 
   /** Builds {@code slot}'s value, outside the monitor, as its builder. */
   private <T> T build(
-      Entry entry, DerivedSlot slot, Object key, TaskScope task, Derivation<T> derivation)
+      Entry entry,
+      DerivedSlot slot,
+      Object key,
+      TaskScope task,
+      BroadcastReader asker,
+      Derivation<T> derivation)
       throws IOException {
     long start = System.nanoTime();
     BufferAllocator valueAllocator =
@@ -367,8 +383,15 @@ public final class DecodedBroadcastCache {
             entry.allocator.getName() + "-derived-" + slot.number, 0, Long.MAX_VALUE);
     DerivedValue<T> built = null;
     try {
+      // It tells what the asking task's open cost: the build is that task's.
       try (BroadcastReader buildReader =
-          new BroadcastReader(entry.decoded, entry.allocator, BroadcastReader.NO_DERIVED_VALUES)) {
+          new BroadcastReader(
+              entry.decoded,
+              entry.allocator,
+              BroadcastReader.NO_DERIVED_VALUES,
+              asker.served(),
+              asker.decodeNanos(),
+              asker.waitNanos())) {
         built = derivation.build(buildReader, valueAllocator);
       }
       Preconditions.checkState(built != null, "derivation %s returned no value", key);
@@ -450,6 +473,7 @@ public final class DecodedBroadcastCache {
       DecodeLog.failedDecode(source, task, start, waiting, e);
       throw e;
     }
+    long decodeNanos = System.nanoTime() - start;
     long bytes = entry.allocator.getAllocatedMemory();
     counters.decodes.incrementAndGet();
     boolean shareable = !decoded.hasDictionaries();
@@ -470,11 +494,15 @@ public final class DecodedBroadcastCache {
       DecodeLog.privateDecode(
           source, task, DecodeLog.PrivateReason.DICTIONARIES_FOUND, start, bytes);
     }
-    return hold.attach();
+    return hold.attach(BroadcastReader.Served.DECODED, decodeNanos, 0);
   }
 
+  /**
+   * @param waitNanos what this task waited before, for a shared decode it could not read
+   */
   private BroadcastReader decodePrivately(
-      BroadcastSource source, TaskScope task, DecodeLog.PrivateReason reason) throws IOException {
+      BroadcastSource source, TaskScope task, DecodeLog.PrivateReason reason, long waitNanos)
+      throws IOException {
     Entry entry =
         new Entry(
             source.broadcastId(),
@@ -488,6 +516,7 @@ public final class DecodedBroadcastCache {
       DecodeLog.failedDecode(source, task, start, 0, e);
       throw e;
     }
+    long decodeNanos = System.nanoTime() - start;
     counters.privateDecodes.incrementAndGet();
     DecodeLog.privateDecode(source, task, reason, start, entry.allocator.getAllocatedMemory());
     synchronized (this) {
@@ -496,7 +525,7 @@ public final class DecodedBroadcastCache {
     }
     Hold hold = new Hold(entry, task);
     task.onCompletion(hold::finish);
-    return hold.attach();
+    return hold.attach(BroadcastReader.Served.PRIVATE, decodeNanos, waitNanos);
   }
 
   /**
@@ -701,16 +730,20 @@ public final class DecodedBroadcastCache {
       this.task = task;
     }
 
-    /** The task's reader on the now decoded entry, closed when the hold ends. */
-    BroadcastReader attach() {
-      BroadcastReader attached = new BroadcastReader(entry.decoded, entry.allocator, this);
+    /**
+     * The task's reader on the now decoded entry, closed when the hold ends, telling how its open
+     * was served and what it cost.
+     */
+    BroadcastReader attach(BroadcastReader.Served served, long decodeNanos, long waitNanos) {
+      BroadcastReader attached =
+          new BroadcastReader(entry.decoded, entry.allocator, this, served, decodeNanos, waitNanos);
       reader = attached;
       return attached;
     }
 
     @Override
     public <T> T derived(Object key, Derivation<T> derivation) throws IOException {
-      return derive(entry, task, key, derivation);
+      return derive(entry, task, reader, key, derivation);
     }
 
     void finish() {

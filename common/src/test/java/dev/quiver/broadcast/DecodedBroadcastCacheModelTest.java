@@ -138,6 +138,9 @@ class DecodedBroadcastCacheModelTest {
     long privateHeld;
     boolean closed;
 
+    /** How the last successful open was served. */
+    BroadcastReader.Served served;
+
     Model(long[] sizes, long budget, long capacity, Set<Long> live) {
       this.sizes = sizes;
       this.budget = budget;
@@ -245,6 +248,7 @@ class DecodedBroadcastCacheModelTest {
         privateDecodes++;
         privateHeld++;
         taskHolds.add(new ModelHold(id, false));
+        served = BroadcastReader.Served.PRIVATE;
         return true;
       }
       ModelEntry e = entries.get(id);
@@ -256,13 +260,16 @@ class DecodedBroadcastCacheModelTest {
         e = new ModelEntry();
         entries.put(id, e);
         decodes++;
+        served = BroadcastReader.Served.DECODED;
       } else if (e.retained) {
         lru.remove(id);
         retainedBytes -= e.retainedBytes;
         e.retained = false;
         retainedReads++;
+        served = BroadcastReader.Served.RETAINED;
       } else {
         sharedReads++;
+        served = BroadcastReader.Served.SHARED;
       }
       e.holders++;
       taskHolds.add(new ModelHold(id, true));
@@ -406,6 +413,13 @@ class DecodedBroadcastCacheModelTest {
         boolean opened;
         try {
           BroadcastReader reader = cache.open(broadcast, task, share);
+          assertEquals(model.served, reader.served(), what + ": served");
+          // One thread: no task ever waits; only a task that decoded has a decode time.
+          assertEquals(0, reader.waitNanos(), what + ": waited");
+          boolean decoded =
+              model.served == BroadcastReader.Served.DECODED
+                  || model.served == BroadcastReader.Served.PRIVATE;
+          assertEquals(decoded, reader.decodeNanos() > 0, what + ": decode time");
           if (expectOpened) {
             List<ModelHold> taskHolds = model.holds.get(task);
             taskHolds.get(taskHolds.size() - 1).reader = reader;

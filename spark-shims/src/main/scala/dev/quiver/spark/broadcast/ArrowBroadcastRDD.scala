@@ -17,6 +17,10 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  *
  * A batch is valid until the partition's iterator is asked for the next one; Quiver closes it then,
  * and at task end.
+ *
+ * What each task's read cost (decode time, wait time, and whether it decoded the broadcast or read
+ * a decode another task made or the executor retained) is added to [[readMetrics]], named
+ * accumulators that Spark shows per task.
  */
 @Public
 class ArrowBroadcastRDD(
@@ -30,11 +34,17 @@ class ArrowBroadcastRDD(
   def this(sc: SparkContext, broadcast: Broadcast[Array[Array[Byte]]], numPartitions: Int) =
     this(sc, broadcast, numPartitions, QuiverConf.shareDecodedBroadcasts(SQLConf.get))
 
+  /** What this RDD's tasks paid to read the broadcast; registered with `sc` as the RDD is made. */
+  val readMetrics: BroadcastReadMetrics = BroadcastReadMetrics(sc)
+
   override protected def getPartitions: Array[Partition] =
     Array.tabulate[Partition](numPartitions)(i => new ArrowBroadcastRDD.Slot(i))
 
-  override def compute(split: Partition, context: TaskContext): Iterator[ColumnarBatch] =
-    ColumnarBatches.read(broadcast, context, shareDecoded)
+  override def compute(split: Partition, context: TaskContext): Iterator[ColumnarBatch] = {
+    val reader = ColumnarBatches.open(broadcast, context, shareDecoded)
+    readMetrics.add(reader)
+    new ColumnarBatches(reader)
+  }
 }
 
 private object ArrowBroadcastRDD {

@@ -2,10 +2,11 @@ package org.apache.spark.sql.quiver
 
 import java.util.concurrent.{ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
 
-import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD}
+import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD, BroadcastReadMetrics}
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.quiver.broadcast.ColumnarBatches
+import org.apache.spark.util.LongAccumulator
 import org.scalatest.BeforeAndAfterEach
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -53,6 +54,34 @@ class BroadcastReadSuite extends AnyFunSuite with QuiverSparkSession with Before
       .toSeq
   }
 
+  /**
+   * Runs `rdd` as [[readAllTogether]] does, and returns each task's read figures, as Spark's
+   * listeners got them, and the rows.
+   */
+  private def readWithFigures(
+      rdd: ArrowBroadcastRDD,
+      broadcast: ArrowBroadcast
+  ): (Seq[Seq[Row]], Seq[ReadFigures]) = {
+    val (rows, tasks) =
+      TaskAccumulables.during(spark.sparkContext, rdd.readMetrics.all.map(_.id)) {
+        readAllTogether(rdd, broadcast)
+      }
+    (rows, tasks.perTask.map(ReadFigures.of(rdd.readMetrics, _)))
+  }
+
+  /** Every task read once, and the driver's totals are the sums of the tasks' figures. */
+  private def assertTotals(rdd: ArrowBroadcastRDD, tasks: Seq[ReadFigures]): Unit = {
+    assert(tasks.size == rdd.getNumPartitions)
+    tasks.foreach(t => assert(t.reads == 1, s"a task's open counted $t"))
+    val m = rdd.readMetrics
+    assert(m.decodeTime.value == tasks.map(_.decodeNanos).sum)
+    assert(m.waitTime.value == tasks.map(_.waitNanos).sum)
+    assert(m.decoded.value == tasks.map(_.decoded).sum)
+    assert(m.decodedPrivately.value == tasks.map(_.decodedPrivately).sum)
+    assert(m.shared.value == tasks.map(_.shared).sum)
+    assert(m.retained.value == tasks.map(_.retained).sum)
+  }
+
   private def assertCacheEmpty(): Unit = {
     val snapshot = QuiverRuntime.broadcastCache.snapshot()
     assert(snapshot.isEmpty, s"cache still holds $snapshot")
@@ -69,12 +98,21 @@ class BroadcastReadSuite extends AnyFunSuite with QuiverSparkSession with Before
     val decodesBefore = counters.decodes()
     val sharedBefore = counters.sharedReads()
 
-    val perTask = readAllTogether(broadcast.rdd(consumers), broadcast)
+    val rdd = broadcast.rdd(consumers)
+    val (perTask, figures) = readWithFigures(rdd, broadcast)
 
     assert(perTask.size == consumers)
     perTask.foreach(rows => assert(SparkRows.sorted(rows) == expected))
     assert(counters.decodes() - decodesBefore == 1)
     assert(counters.sharedReads() - sharedBefore == consumers - 1)
+    // Per task: one decoded, with a decode time; the others read its decode, with none.
+    assertTotals(rdd, figures)
+    val (decoding, sharing) = figures.partition(_.decoded == 1)
+    assert(decoding.size == 1, figures)
+    assert(decoding.head.decodeNanos > 0)
+    assert(sharing.forall(t => t.shared == 1 && t.decodeNanos == 0), figures)
+    assert(rdd.readMetrics.decoded.value == counters.decodes() - decodesBefore)
+    assert(rdd.readMetrics.shared.value == counters.sharedReads() - sharedBefore)
     assertCacheEmpty()
     broadcast.value.destroy()
   }
@@ -88,11 +126,16 @@ class BroadcastReadSuite extends AnyFunSuite with QuiverSparkSession with Before
     val privateBefore = counters.privateDecodes()
     val decodesBefore = counters.decodes()
 
-    val perTask = readAllTogether(broadcast.rdd(consumers), broadcast)
+    val rdd = broadcast.rdd(consumers)
+    val (perTask, figures) = readWithFigures(rdd, broadcast)
 
     perTask.foreach(rows => assert(SparkRows.sorted(rows) == expected))
     assert(counters.privateDecodes() - privateBefore == consumers)
     assert(counters.decodes() == decodesBefore)
+    assertTotals(rdd, figures)
+    figures.foreach { t =>
+      assert(t.decodedPrivately == 1 && t.decodeNanos > 0 && t.waitNanos == 0, figures)
+    }
     assertCacheEmpty()
     broadcast.value.destroy()
   }
@@ -136,6 +179,34 @@ class BroadcastReadSuite extends AnyFunSuite with QuiverSparkSession with Before
     assert(counts.toSeq == Seq(1234, 1234))
     assertCacheEmpty()
     broadcast.value.destroy()
+  }
+}
+
+/** One task's figures of [[BroadcastReadMetrics]] (or of a plan node's read metrics). */
+final case class ReadFigures(
+    decodeNanos: Long,
+    waitNanos: Long,
+    decoded: Long,
+    decodedPrivately: Long,
+    shared: Long,
+    retained: Long
+) {
+  def reads: Long = decoded + decodedPrivately + shared + retained
+}
+
+object ReadFigures {
+
+  /** The figures of `metrics` in one task's updates, by accumulator id. */
+  def of(metrics: BroadcastReadMetrics, updates: Map[Long, Long]): ReadFigures = {
+    def update(a: LongAccumulator): Long = updates.getOrElse(a.id, 0L)
+    ReadFigures(
+      update(metrics.decodeTime),
+      update(metrics.waitTime),
+      update(metrics.decoded),
+      update(metrics.decodedPrivately),
+      update(metrics.shared),
+      update(metrics.retained)
+    )
   }
 }
 

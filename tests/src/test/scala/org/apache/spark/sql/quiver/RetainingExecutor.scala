@@ -2,10 +2,11 @@ package org.apache.spark.sql.quiver
 
 import com.codahale.metrics.Gauge
 import dev.quiver.spark.{QuiverMetrics, QuiverSettings}
-import dev.quiver.spark.broadcast.ArrowBroadcast
+import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD, BroadcastReadMetrics}
 import dev.quiver.spark.join.QuiverJoins
 import org.apache.spark.SparkEnv
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.util.LongAccumulator
 
 /**
  * A Spark started with Quiver's plugin and retention on (executor-wide settings, so a JVM of its
@@ -51,10 +52,17 @@ object RetainingExecutor {
     def quiverStorage: Long = memory.onHeapStorageMemoryUsed -
       blocks.getMatchingBlockIds(_ => true).flatMap(blocks.getStatus).map(_.memSize).sum
     val dim = ArrowBroadcast.of(spark.range(0, 2000, 1, 2).selectExpr("id", "concat('v', id) AS s"))
-    def rowsRead(broadcast: ArrowBroadcast): Long =
-      broadcast.rdd(8).map(_.numRows().toLong).collect().sum
+    def rowsRead(broadcast: ArrowBroadcast): Long = rowsOf(broadcast.rdd(8))
+    def rowsOf(rdd: ArrowBroadcastRDD): Long = rdd.map(_.numRows().toLong).collect().sum
     // Two jobs of eight tasks each, one task at a time: sixteen reads of one broadcast.
-    ChildJvm.report("rows", rowsRead(dim) + rowsRead(dim))
+    val jobs = Seq(dim.rdd(8), dim.rdd(8))
+    ChildJvm.report("rows", jobs.map(rowsOf).sum)
+    // How the tasks' reads were served, as the RDDs' accumulators have it.
+    def served(figure: BroadcastReadMetrics => LongAccumulator): Long =
+      jobs.map(rdd => figure(rdd.readMetrics).value.longValue).sum
+    ChildJvm.report("readsDecoded", served(_.decoded))
+    ChildJvm.report("readsRetained", served(_.retained))
+    ChildJvm.report("readsSharedOrPrivate", served(_.shared) + served(_.decodedPrivately))
     ChildJvm.report("decodes", counters.decodes())
     ChildJvm.report("retainedReads", counters.retainedReads())
     ChildJvm.report("entriesRetained", counters.entriesRetained())

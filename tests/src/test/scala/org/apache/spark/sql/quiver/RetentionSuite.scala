@@ -17,6 +17,10 @@ class RetentionSuite extends AnyFunSuite {
     assert(result("decodes") == "1")
     assert(result("retainedReads") == "15")
     assert(result("entriesRetained") == "1")
+    // Per task: the first decoded, every later one read the retained decode.
+    assert(result("readsDecoded") == "1")
+    assert(result("readsRetained") == "15")
+    assert(result("readsSharedOrPrivate") == "0")
   }
 
   test("a retained broadcast's bytes are taken from Spark's storage memory") {

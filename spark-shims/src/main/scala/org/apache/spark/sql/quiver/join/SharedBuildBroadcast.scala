@@ -58,6 +58,8 @@ final private[quiver] class SharedBuildBroadcast(
       }
     )
     (if (builtHere) metrics.built else metrics.reused).add(1)
+    // After the derive: a wait for another task's build counts in the read's wait.
+    metrics.reads.add(reader)
     value
   }
 
@@ -71,5 +73,10 @@ final private[quiver] class SharedBuildBroadcast(
 private[quiver] object SharedBuildBroadcast {
 
   /** SQL metrics of the plan node, added to by the tasks that read the build side. */
-  final case class Metrics(buildTime: SQLMetric, built: SQLMetric, reused: SQLMetric)
+  final case class Metrics(
+      buildTime: SQLMetric,
+      built: SQLMetric,
+      reused: SQLMetric,
+      reads: BroadcastReadSqlMetrics
+  )
 }

@@ -36,11 +36,15 @@ final private[quiver] case class SharedBuildExec(
 
   override def outputPartitioning: Partitioning = BroadcastPartitioning(mode)
 
+  /**
+   * The build side's figures, and those of each read of the broadcast it is built from (one on the
+   * driver while Spark generates the join's code, one per task): see [[BroadcastReadSqlMetrics]].
+   */
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "buildTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to build the build side"),
     "built" -> SQLMetrics.createMetric(sparkContext, "build sides built"),
     "reused" -> SQLMetrics.createMetric(sparkContext, "build sides reused")
-  )
+  ) ++ BroadcastReadSqlMetrics(sparkContext).asMap
 
   override def simpleString(maxFields: Int): String =
     s"$nodeName broadcast ${broadcast.value.id} ${output.mkString("[", ", ", "]")}" +
@@ -60,6 +64,11 @@ final private[quiver] case class SharedBuildExec(
       broadcast.value,
       new BuildSideDerivation(relationOutput, filters, output, mode),
       shareDecoded,
-      SharedBuildBroadcast.Metrics(metrics("buildTime"), metrics("built"), metrics("reused"))
+      SharedBuildBroadcast.Metrics(
+        metrics("buildTime"),
+        metrics("built"),
+        metrics("reused"),
+        BroadcastReadSqlMetrics.of(metrics)
+      )
     )
 }

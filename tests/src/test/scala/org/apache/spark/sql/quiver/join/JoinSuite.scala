@@ -8,7 +8,13 @@ import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.errors.QueryExecutionErrors
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.functions.{broadcast, col, lit}
-import org.apache.spark.sql.quiver.{BroadcastBuilder, QuiverConf, QuiverSparkSession, SparkRows}
+import org.apache.spark.sql.quiver.{
+  BroadcastBuilder,
+  QuiverConf,
+  QuiverSparkSession,
+  SparkRows,
+  TaskAccumulables
+}
 import org.apache.spark.sql.types.StructType
 import org.scalatest.BeforeAndAfterEach
 import org.scalatest.funsuite.AnyFunSuite
@@ -97,7 +103,8 @@ class JoinSuite extends AnyFunSuite with QuiverSparkSession with BeforeAndAfterE
    * side was read and built. Spark's join reads it once on the driver while generating its code,
    * and once in each probe task: each read decoded and built alone (off), or shared one decode
    * and its one build with the reads that overlapped it (on; without retention, the driver's read
-   * ends before the tasks start).
+   * ends before the tasks start). The build side's SQL metrics count each read once, as the cache
+   * does, and so does each task's update of them that Spark's listeners get.
    */
   private def checkJoin(share: Boolean, expected: Answer)(join: => DataFrame): Unit = {
     spark.conf.set(QuiverConf.ShareDecodedBroadcasts.key, share.toString)
@@ -110,9 +117,18 @@ class JoinSuite extends AnyFunSuite with QuiverSparkSession with BeforeAndAfterE
         counters.privateDecodes(),
         counters.derivedBuilds()
       )
-    assertSameRows(quiver, expected)
+    val (_, taskUpdates) =
+      TaskAccumulables.during(spark.sparkContext, SharedBuilds.readMetricIds(quiver)) {
+        assertSameRows(quiver, expected)
+      }
     val reads = probeTasks + 1
     val builds = SharedBuilds.of(quiver)
+    val figures = builds.reads
+    val perTask = taskUpdates.perTask.map(SharedBuilds.taskReads(quiver, _))
+    assert(figures.reads == reads)
+    assert(figures.retained == 0, "retention is off in this session")
+    assert(perTask.size == probeTasks)
+    perTask.foreach(t => assert(t.reads == 1, s"a task's read counted $t"))
     assert(builds.built + builds.reused == reads)
     assert(counters.derivedBuilds() - derivedBuilds == builds.built)
     if (share) {
@@ -120,10 +136,17 @@ class JoinSuite extends AnyFunSuite with QuiverSparkSession with BeforeAndAfterE
       val sharedDecodes = counters.decodes() - decodes
       assert(sharedDecodes + counters.sharedReads() - shared == reads)
       assert(builds.built == sharedDecodes, "one build per decoded entry")
+      assert(figures.decoded == sharedDecodes)
+      assert(figures.shared == counters.sharedReads() - shared)
+      assert(figures.decodedPrivately == 0)
+      assert(figures.decodeNanos > 0)
+      perTask.foreach(t => assert((t.decodeNanos > 0) == (t.decoded == 1), perTask))
     } else {
       assert(counters.privateDecodes() - privately == reads)
       assert(counters.decodes() == decodes)
       assert(builds.built == reads)
+      assert(figures.decodedPrivately == reads)
+      perTask.foreach(t => assert(t.decodedPrivately == 1 && t.decodeNanos > 0, perTask))
     }
     assertNothingLeft()
   }
@@ -211,6 +234,11 @@ class JoinSuite extends AnyFunSuite with QuiverSparkSession with BeforeAndAfterE
     SharedBuildStrategy.install(spark)
     assert(relation.queryExecution.executedPlan.toString.contains("QuiverBroadcastScan"))
     assertSameRows(relation, build)
+    // Its one task decoded the broadcast, which nothing else read.
+    val scans = relation.queryExecution.executedPlan.collect { case s: BroadcastScanExec => s }
+    assert(scans.size == 1)
+    val read = SharedBuilds.readFigures(key => scans.head.metrics(key).value)
+    assert(read.reads == 1 && read.decoded == 1 && read.decodeNanos > 0, read)
     assertNothingLeft()
     broadcastBuild.value.destroy()
   }

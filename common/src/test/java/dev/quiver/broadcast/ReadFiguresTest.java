@@ -1,0 +1,249 @@
+package dev.quiver.broadcast;
+
+import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
+import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
+import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
+import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.quiver.broadcast.BroadcastReader.Served;
+import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.FakeTask;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.BufferAllocator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * What each reader tells of its task's open ({@link BroadcastReader#served()}, {@link
+ * BroadcastReader#decodeNanos()}, {@link BroadcastReader#waitNanos()}), for every way an open is
+ * served, and that the readers' figures add up to the cache's counters. Durations are only checked
+ * to be zero or not: a decode that ran took some time, a wait that was blocked did.
+ */
+@ExtendWith(AllocatorExtension.class)
+class ReadFiguresTest {
+
+  private BufferAllocator allocator;
+  private ExecutorService executor;
+  private ScriptedDecoder decoder;
+  private DecodedBroadcastCache cache;
+  private TestBroadcast broadcast;
+
+  @BeforeEach
+  void setUp(BufferAllocator allocator) throws Exception {
+    this.allocator = allocator;
+    executor = Executors.newCachedThreadPool();
+    decoder = new ScriptedDecoder();
+    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
+    broadcast =
+        TestBroadcast.encode(
+            61, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator, new int[] {600, 400});
+  }
+
+  @AfterEach
+  void tearDown() throws InterruptedException {
+    decoder.releaseAll();
+    executor.shutdownNow();
+    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+  }
+
+  private Future<BroadcastReader> open(TestBroadcast source, FakeTask task) {
+    return executor.submit(() -> cache.open(source, task, true));
+  }
+
+  private static BroadcastReader done(Future<BroadcastReader> open) throws Exception {
+    return open.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+  }
+
+  private static void assertDecoded(Served expected, BroadcastReader reader) {
+    assertEquals(expected, reader.served());
+    assertTrue(reader.decodeNanos() > 0, () -> expected + " read with no decode time");
+  }
+
+  private static void assertNotDecoded(Served expected, BroadcastReader reader) {
+    assertEquals(expected, reader.served());
+    assertEquals(0, reader.decodeNanos(), () -> expected + " read with a decode time");
+  }
+
+  @Test
+  void theDecodingTaskSeesItsDecodeAndTheWaiterItsWaitThenAReaderOfTheHeldEntryNeither()
+      throws Exception {
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    FakeTask decoding = new FakeTask();
+    FakeTask waiter = new FakeTask();
+    FakeTask later = new FakeTask();
+    Future<BroadcastReader> decodingOpen = open(broadcast, decoding);
+    gate.awaitEntered();
+    Future<BroadcastReader> waiterOpen = open(broadcast, waiter);
+    awaitCondition("the second task waits", () -> cache.counters().waits() == 1);
+    gate.release();
+    BroadcastReader decoded = done(decodingOpen);
+    BroadcastReader waited = done(waiterOpen);
+    BroadcastReader shared = cache.open(broadcast, later, true);
+
+    assertDecoded(Served.DECODED, decoded);
+    assertEquals(0, decoded.waitNanos(), "the decoding task waited for nobody");
+    assertNotDecoded(Served.SHARED, waited);
+    assertTrue(waited.waitNanos() > 0, "the waiter was blocked on the decode");
+    assertNotDecoded(Served.SHARED, shared);
+    assertEquals(0, shared.waitNanos(), "the entry was decoded when the third task came");
+    assertEquals(1, cache.counters().decodes());
+    assertEquals(2, cache.counters().sharedReads());
+    assertEquals(
+        cache.counters().waitNanos(),
+        decoded.waitNanos() + waited.waitNanos() + shared.waitNanos(),
+        "the readers' waits are the cache's");
+    for (BroadcastReader reader : new BroadcastReader[] {decoded, waited, shared}) {
+      assertEquals(2, Consumer.CLOSES_EACH_VIEW.consume(reader, broadcast, null));
+    }
+    decoding.complete();
+    waiter.complete();
+    later.complete();
+    assertHoldsNothing(cache);
+  }
+
+  @Test
+  void withSharingOffEveryTaskDecodesPrivately() throws Exception {
+    FakeTask first = new FakeTask();
+    FakeTask second = new FakeTask();
+    BroadcastReader one = cache.open(broadcast, first, false);
+    BroadcastReader two = cache.open(broadcast, second, false);
+    for (BroadcastReader reader : new BroadcastReader[] {one, two}) {
+      assertDecoded(Served.PRIVATE, reader);
+      assertEquals(0, reader.waitNanos());
+      assertEquals(2, Consumer.KEEPS_VIEWS_OPEN.consume(reader, broadcast, null));
+    }
+    assertEquals(2, cache.counters().privateDecodes());
+    first.complete();
+    second.complete();
+    assertHoldsNothing(cache);
+  }
+
+  @Test
+  void aReadOfARetainedEntryDecodesNothingAndWaitsForNothing() throws Exception {
+    BoundedStorageMemory memory =
+        new BoundedStorageMemory(100 * bytesOfOneDecode(broadcast, allocator));
+    cache =
+        new DecodedBroadcastCache(
+            allocator, decoder, Long.MAX_VALUE, Retention.of(Long.MAX_VALUE, memory, id -> true));
+    FakeTask first = new FakeTask();
+    assertDecoded(Served.DECODED, cache.open(broadcast, first, true));
+    first.complete();
+    FakeTask second = new FakeTask();
+    BroadcastReader retained = cache.open(broadcast, second, true);
+    assertNotDecoded(Served.RETAINED, retained);
+    assertEquals(0, retained.waitNanos());
+    assertEquals(2, Consumer.CLOSES_EACH_VIEW.consume(retained, broadcast, null));
+    assertEquals(1, cache.counters().retainedReads());
+    second.complete();
+    cache.close();
+    assertEquals(0, memory.used());
+    assertHoldsNothing(cache);
+  }
+
+  @Test
+  void aWaiterWhoseSharedDecodeFailedDecodesPrivatelyAndKeepsItsWait() throws Exception {
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    decoder.failCall(1);
+    FakeTask failing = new FakeTask();
+    FakeTask waiter = new FakeTask();
+    Future<BroadcastReader> failingOpen = open(broadcast, failing);
+    gate.awaitEntered();
+    Future<BroadcastReader> waiterOpen = open(broadcast, waiter);
+    awaitCondition("the second task waits", () -> cache.counters().waits() == 1);
+    gate.release();
+    ExecutionException failed = assertThrows(ExecutionException.class, () -> done(failingOpen));
+    assertTrue(failed.getCause() instanceof ScriptedDecoder.InjectedFailure, failed::toString);
+    BroadcastReader reader = done(waiterOpen);
+
+    assertDecoded(Served.PRIVATE, reader);
+    assertTrue(reader.waitNanos() > 0, "the wait before the private decode is lost");
+    assertEquals(cache.counters().waitNanos(), reader.waitNanos());
+    assertEquals(2, Consumer.CLOSES_EACH_VIEW.consume(reader, broadcast, null));
+    failing.complete();
+    waiter.complete();
+    assertHoldsNothing(cache);
+  }
+
+  @Test
+  void aDictionaryBroadcastIsDecodedByItsFirstTaskAndPrivatelyByItsWaiter() throws Exception {
+    TestBroadcast dictionaries =
+        TestBroadcast.encode(
+            62,
+            Shape.DICTIONARY,
+            SparkStreamCodec.LZ4,
+            allocator,
+            new int[] {300},
+            new int[] {200});
+    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    FakeTask first = new FakeTask();
+    FakeTask waiter = new FakeTask();
+    Future<BroadcastReader> firstOpen = open(dictionaries, first);
+    gate.awaitEntered();
+    Future<BroadcastReader> waiterOpen = open(dictionaries, waiter);
+    awaitCondition("the second task waits", () -> cache.counters().waits() == 1);
+    gate.release();
+    BroadcastReader decoded = done(firstOpen);
+    BroadcastReader privately = done(waiterOpen);
+
+    // As the counters have it: the first decode was meant to be shared.
+    assertDecoded(Served.DECODED, decoded);
+    assertEquals(1, cache.counters().decodes());
+    assertDecoded(Served.PRIVATE, privately);
+    assertTrue(privately.waitNanos() > 0);
+    assertEquals(1, cache.counters().privateDecodes());
+    first.complete();
+    waiter.complete();
+    assertHoldsNothing(cache);
+  }
+
+  @Test
+  void aWaitForADerivedValueCountsInTheWaitingReader() throws Exception {
+    KeyTableDerivation derivation = new KeyTableDerivation(broadcast, 1000);
+    FakeTask builder = new FakeTask();
+    FakeTask waiter = new FakeTask();
+    BroadcastReader building = cache.open(broadcast, builder, true);
+    BroadcastReader waiting = cache.open(broadcast, waiter, true);
+    assertEquals(0, waiting.waitNanos(), "the decode was done when the second task came");
+    KeyTableDerivation.Gate gate = derivation.blockBuild(1);
+    Future<Served> built =
+        executor.submit(
+            () ->
+                building.derived(
+                    "keys",
+                    (reader, valueAllocator) -> {
+                      // The build's reader tells what the asking task's open cost.
+                      Served served = reader.served();
+                      derivation.build(reader, valueAllocator).close();
+                      return DerivedValue.of(served, 0, () -> {});
+                    }));
+    gate.awaitEntered();
+    Future<Served> reused = executor.submit(() -> waiting.derived("keys", (r, a) -> null));
+    awaitCondition("the second task waits", () -> cache.counters().waits() == 1);
+    gate.release();
+    assertEquals(Served.DECODED, built.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    assertEquals(Served.DECODED, reused.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+
+    assertEquals(0, building.waitNanos(), "the builder waited for nobody");
+    assertTrue(waiting.waitNanos() > 0, "the wait for the derived value is not the reader's");
+    assertEquals(cache.counters().waitNanos(), waiting.waitNanos());
+    assertEquals(
+        Served.SHARED,
+        waiting.served(),
+        "a wait for a derived value changed how the open is served");
+    builder.complete();
+    waiter.complete();
+    derivation.releaseAll();
+    assertHoldsNothing(cache);
+  }
+}
