@@ -2,19 +2,19 @@ package org.apache.spark.sql.quiver.cluster
 
 import java.util.concurrent.TimeUnit
 
-import dev.quiver.spark.ExecutorCacheReport
+import dev.quiver.spark.{ExecutorCacheReport, QuiverMetrics}
 import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD}
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.quiver.QuiverSparkSession
-import org.scalatest.{BeforeAndAfterAll, Outcome, TestSuite}
+import org.scalatest.{BeforeAndAfterAll, Informing, Outcome, TestSuite}
 
 /**
  * One application of a cluster suite on the [[SharedCluster]]: its session (started before the
  * suite's first test, after the tests' shared local session is stopped: one SparkContext per JVM),
  * its executors, and their caches as their reports reach the driver.
  */
-trait ClusterApp extends TestSuite with BeforeAndAfterAll {
+trait ClusterApp extends TestSuite with Informing with BeforeAndAfterAll {
 
   /** Settings of this application beyond the cluster's. */
   protected def appSettings: Map[String, String]
@@ -44,8 +44,21 @@ trait ClusterApp extends TestSuite with BeforeAndAfterAll {
   }
 
   override protected def afterAll(): Unit =
-    try if (session != null) session.stop()
+    try
+      if (session != null) {
+        session.stop()
+        // The driver read build sides too (Spark reads them while generating a join's code); its
+        // plugin's shutdown must have let them go.
+        assert(QuiverMetrics.broadcastCacheEntries.isEmpty, "the driver's cache outlived its app")
+        assert(QuiverMetrics.allocatedBytes == 0, "the driver kept Arrow memory")
+      }
     finally super.afterAll()
+
+  /** Records each executor's `figures` in the suite's report, for the note on what was seen. */
+  protected def record(what: String, figures: Map[String, Long]): Unit =
+    info(
+      s"$what: " + figures.toSeq.sorted.map { case (id, n) => s"executor $id $n" }.mkString(", ")
+    )
 
   // A failing test prints the cluster's logs, where an executor's own failure is.
   abstract override def withFixture(test: NoArgTest): Outcome = {

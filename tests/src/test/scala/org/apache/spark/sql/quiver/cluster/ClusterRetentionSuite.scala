@@ -41,6 +41,9 @@ class ClusterRetentionSuite extends AnyFunSuite with ClusterApp {
     val after = reports()
     assertEveryTaskReadAll(reads, dimFrame)
     val tasks = reads.groupBy(_.executorId).map { case (id, r) => id -> r.size.toLong }
+    Seq("broadcast.decodes", "broadcast.sharedReads", "broadcast.retainedReads").foreach { name =>
+      record(s"$name over three jobs", growth(before, after, name))
+    }
     assert(growth(before, after, "broadcast.decodes") == each(executorIds, 1))
     val served = Seq("broadcast.decodes", "broadcast.sharedReads", "broadcast.retainedReads")
       .map(growth(before, after, _))
@@ -79,6 +82,7 @@ class ClusterRetentionSuite extends AnyFunSuite with ClusterApp {
       assert(n <= 1, s"$name: executor $id decoded $n times")
     }
     val builds = growth(before, after, "broadcast.derivedBuilds")
+    record(s"$name: tables built", builds)
     builds.foreach { case (id, n) => assert(n <= 1, s"$name: executor $id built $n tables") }
     val reuses = growth(before, after, "broadcast.derivedReuses")
     val reads = builds.map { case (id, n) => id -> (n + reuses(id)) }
@@ -121,7 +125,9 @@ class ClusterRetentionSuite extends AnyFunSuite with ClusterApp {
 
   test("the joins of one broadcast decoded it once per executor JVM, across their queries") {
     // Each executor ran probe tasks of the seven queries above; retention kept its one decode.
-    assert(growth(beforeJoins, reports(), "broadcast.decodes") == each(executorIds, 1))
+    val decodes = growth(beforeJoins, reports(), "broadcast.decodes")
+    record("decodes over the seven join queries", decodes)
+    assert(decodes == each(executorIds, 1))
   }
 
   test("unpersist, then destroy: each executor frees its retained entries at its next task") {
@@ -131,6 +137,7 @@ class ClusterRetentionSuite extends AnyFunSuite with ClusterApp {
     dim.value.unpersist(true)
     assert(taskOnEverySlot() == executorIds)
     val unpersisted = reports()
+    record("dropped after unpersist", growth(before, unpersisted, "broadcast.evictions.dropped"))
     assert(growth(before, unpersisted, "broadcast.evictions.dropped") == each(executorIds, 1))
     assert(figure(unpersisted, "broadcast.entriesRetained") == retained.map { case (id, n) =>
       id -> (n - 1)
@@ -174,6 +181,7 @@ class ClusterRetentionSuite extends AnyFunSuite with ClusterApp {
     assert(!reads.map(_.pid).contains(victimPid), "a result from the killed JVM")
     val expected = frame.selectExpr("count(*)", "sum(v)").head()
     assert(reads.forall(r => r.rows == expected.getLong(0) && r.sum == expected.getLong(1)))
+    info(s"killed executor $victim (pid $victimPid); survivors ${survivors.mkString(", ")}")
     val afterJob = reports(survivors)
     assert(figure(afterJob, "broadcast.entriesHeld") == each(survivors, 0))
     assert(figure(afterJob, "broadcast.bytesHeld") == each(survivors, 0))

@@ -34,6 +34,7 @@ class ClusterSharingSuite extends AnyFunSuite with ClusterApp {
     val after = reports()
     assertEveryTaskReadAll(reads, dimFrame)
     val tasksOn = reads.groupBy(_.executorId).map { case (id, r) => id -> r.size.toLong }
+    record("private decodes", growth(before, after, "broadcast.privateDecodes"))
     assert(growth(before, after, "broadcast.privateDecodes") == tasksOn)
     assert(growth(before, after, "broadcast.decodes").values.forall(_ == 0))
     after.values.foreach { report =>
@@ -48,6 +49,8 @@ class ClusterSharingSuite extends AnyFunSuite with ClusterApp {
     val reads = readOnEverySlot(dim, share = true)
     val after = reports()
     assertEveryTaskReadAll(reads, dimFrame)
+    record("decodes", growth(before, after, "broadcast.decodes"))
+    record("shared reads", growth(before, after, "broadcast.sharedReads"))
     assert(growth(before, after, "broadcast.decodes") == executorIds.map(_ -> 1L).toMap)
     assert(growth(before, after, "broadcast.sharedReads") == executorIds.map(_ -> 1L).toMap)
     assert(growth(before, after, "broadcast.privateDecodes").values.forall(_ == 0))
