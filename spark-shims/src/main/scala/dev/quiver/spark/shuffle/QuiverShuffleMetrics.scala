@@ -6,9 +6,10 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 /**
  * What the reduce side of one exchange read, summed over its tasks: Spark SQL metrics, so that an
- * engine can show them on its own plan node (`asMap`), and named accumulators, so that they also
- * appear per task on Spark's stage page. Spark's own shuffle read metrics (bytes and blocks
- * fetched, fetch wait time, records read) are filled as for any shuffle.
+ * engine can show them on its own plan node (`asMap`). Each task's values also reach listeners
+ * (`SparkListenerTaskEnd.taskInfo.accumulables`); Spark's stage page leaves SQL metrics out of its
+ * task table, so the UI shows them only on a plan node that carries them. Spark's own shuffle read
+ * metrics (bytes and blocks fetched, fetch wait time, records read) are filled as for any shuffle.
  *
  * @param blocksRead Quiver shuffle blocks read
  * @param blockBytesRead bytes of those blocks, headers included, as Quiver's readers got them

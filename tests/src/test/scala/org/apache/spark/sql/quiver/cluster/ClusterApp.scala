@@ -3,7 +3,7 @@ package org.apache.spark.sql.quiver.cluster
 import java.util.concurrent.TimeUnit
 
 import dev.quiver.spark.{ExecutorCacheReport, QuiverMetrics}
-import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD}
+import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD, BroadcastReadMetrics}
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.quiver.QuiverSparkSession
@@ -78,12 +78,18 @@ trait ClusterApp extends TestSuite with Informing with BeforeAndAfterAll {
    * Every slot reads `broadcast` at once (a barrier stage: two tasks in each executor JVM), each
    * holding it until all have read a batch.
    */
-  protected def readOnEverySlot(broadcast: ArrowBroadcast, share: Boolean): Seq[ClusterTasks.Read] =
-    new ArrowBroadcastRDD(sc, broadcast.value, slots, share)
+  protected def readOnEverySlot(broadcast: ArrowBroadcast, share: Boolean): SlotReads = {
+    val rdd = new ArrowBroadcastRDD(sc, broadcast.value, slots, share)
+    val reads = rdd
       .barrier()
       .mapPartitions(batches => Iterator(ClusterTasks.readTogether(batches)))
       .collect()
       .toSeq
+    SlotReads(reads, rdd.readMetrics)
+  }
+
+  /** What the tasks of [[readOnEverySlot]] read, and the per-task figures their RDD summed. */
+  protected case class SlotReads(reads: Seq[ClusterTasks.Read], metrics: BroadcastReadMetrics)
 
   /**
    * The reads ran in the executor JVMs (both, none in the driver), and each read all of `frame`:

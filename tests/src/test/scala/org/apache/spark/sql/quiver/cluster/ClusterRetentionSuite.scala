@@ -37,7 +37,7 @@ class ClusterRetentionSuite extends AnyFunSuite with ClusterApp {
   test("sequential jobs: one decode per executor JVM, then retained reads") {
     dim
     val before = reports()
-    val reads = (1 to 3).flatMap(_ => readOnEverySlot(dim, share = true))
+    val reads = (1 to 3).flatMap(_ => readOnEverySlot(dim, share = true).reads)
     val after = reports()
     assertEveryTaskReadAll(reads, dimFrame)
     val tasks = reads.groupBy(_.executorId).map { case (id, r) => id -> r.size.toLong }

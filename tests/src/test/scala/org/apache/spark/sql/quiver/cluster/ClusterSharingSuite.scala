@@ -30,13 +30,17 @@ class ClusterSharingSuite extends AnyFunSuite with ClusterApp {
   test("sharing off: each task in each executor JVM decodes its own copy") {
     dim // broadcast before the first reading
     val before = reports()
-    val reads = readOnEverySlot(dim, share = false)
+    val SlotReads(reads, metrics) = readOnEverySlot(dim, share = false)
     val after = reports()
     assertEveryTaskReadAll(reads, dimFrame)
     val tasksOn = reads.groupBy(_.executorId).map { case (id, r) => id -> r.size.toLong }
     record("private decodes", growth(before, after, "broadcast.privateDecodes"))
     assert(growth(before, after, "broadcast.privateDecodes") == tasksOn)
     assert(growth(before, after, "broadcast.decodes").values.forall(_ == 0))
+    // The same, per task, as the tasks' accumulators brought it back from both JVMs.
+    assert(metrics.decodedPrivately.value == slots && metrics.decoded.value == 0)
+    assert(metrics.shared.value == 0 && metrics.retained.value == 0)
+    assert(metrics.decodeTime.value > 0)
     after.values.foreach { report =>
       assert(report("broadcast.entriesHeld") == 0)
       assert(report("allocatedBytes") == 0, s"executor ${report.executorId} kept Arrow memory")
@@ -46,7 +50,7 @@ class ClusterSharingSuite extends AnyFunSuite with ClusterApp {
   test("sharing on: the tasks of each executor JVM that overlap decode once, in that JVM") {
     dim
     val before = reports()
-    val reads = readOnEverySlot(dim, share = true)
+    val SlotReads(reads, metrics) = readOnEverySlot(dim, share = true)
     val after = reports()
     assertEveryTaskReadAll(reads, dimFrame)
     record("decodes", growth(before, after, "broadcast.decodes"))
@@ -54,6 +58,9 @@ class ClusterSharingSuite extends AnyFunSuite with ClusterApp {
     assert(growth(before, after, "broadcast.decodes") == executorIds.map(_ -> 1L).toMap)
     assert(growth(before, after, "broadcast.sharedReads") == executorIds.map(_ -> 1L).toMap)
     assert(growth(before, after, "broadcast.privateDecodes").values.forall(_ == 0))
+    val executors = SharedCluster.Executors.toLong
+    assert(metrics.decoded.value == executors && metrics.shared.value == slots - executors)
+    assert(metrics.decodedPrivately.value == 0 && metrics.retained.value == 0)
     after.values.foreach { report =>
       assert(report("broadcast.entriesHeld") == 0, "the entry went with its last task")
       assert(report("allocatedBytes") == 0, s"executor ${report.executorId} kept Arrow memory")
