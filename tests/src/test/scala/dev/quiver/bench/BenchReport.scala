@@ -86,8 +86,10 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
       options.master.toSeq.flatMap { url =>
         Seq(
           "",
-          s"On the cluster at $url: decodes / tables built per executor, medians of the rounds " +
-            "(Decodes and Tables built above add the driver's, which Spark's code generation reads):"
+          s"On the cluster at $url (the shapes keep their local names; they ran on the " +
+            "cluster's executors, and Process CPU is the driver's alone): decodes / tables " +
+            "built per executor, medians of the rounds (Decodes and Tables built above add the " +
+            "driver's, which Spark's code generation reads):"
         ) ++ perExecutor
       })
       .mkString("\n")
