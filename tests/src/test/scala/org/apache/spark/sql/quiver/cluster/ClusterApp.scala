@@ -1,7 +1,5 @@
 package org.apache.spark.sql.quiver.cluster
 
-import java.util.concurrent.TimeUnit
-
 import dev.quiver.spark.{ExecutorCacheReport, QuiverMetrics}
 import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD, BroadcastReadMetrics}
 import org.apache.spark.SparkContext
@@ -141,15 +139,6 @@ trait ClusterApp extends TestSuite with Informing with BeforeAndAfterAll {
       id -> (report(figure) - before.get(id).fold(0L)(_(figure)))
     }
 
-  protected def awaitCondition(what: String, seconds: Int = 120)(condition: => Boolean): Unit = {
-    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds.toLong)
-    while (!condition) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-          s"not seen within $seconds s: $what\n${cluster.logTails()}"
-        )
-      }
-      Thread.sleep(100)
-    }
-  }
+  protected def awaitCondition(what: String, seconds: Int = 120)(condition: => Boolean): Unit =
+    Eventually.await(seconds)(s"$what\n${cluster.logTails()}")(condition)
 }

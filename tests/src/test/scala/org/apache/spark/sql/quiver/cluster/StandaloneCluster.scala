@@ -184,19 +184,16 @@ object StandaloneCluster {
   }
 
   private def awaitListening(port: Int, process: Process, log: Path): Unit = {
-    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120)
     def listening: Boolean = Try {
       val socket = new Socket()
       try socket.connect(new InetSocketAddress(Loopback, port), 1000)
       finally socket.close()
     }.isSuccess
-    while (!listening) {
-      if (!process.isAlive || System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-          s"the master did not listen on port $port (alive: ${process.isAlive}):\n${tail(log, 60)}"
-        )
-      }
-      Thread.sleep(200)
+    def failure =
+      s"the master listening on port $port (alive: ${process.isAlive}):\n${tail(log, 60)}"
+    Eventually.await(120)(failure) {
+      if (!process.isAlive) throw new IllegalStateException(s"the master exited: $failure")
+      listening
     }
   }
 

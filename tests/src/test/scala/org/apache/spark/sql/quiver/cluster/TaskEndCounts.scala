@@ -1,6 +1,6 @@
 package org.apache.spark.sql.quiver.cluster
 
-import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
+import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
 
 import dev.quiver.spark.{ExecutorCacheReport, QuiverMetrics}
@@ -42,20 +42,14 @@ final class TaskEndCounts extends SparkListener {
     def reported = QuiverMetrics.executorBroadcastCaches.filter { case (id, _) =>
       executors.contains(id)
     }
-    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds.toLong)
     def complete: Boolean = {
       val now = reported
       executors.forall(id => on(id) == 0 || now.get(id).exists(_.tasksEnded >= on(id)))
     }
-    while (!complete) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-          s"no reports of every task that ended on ${executors.mkString(", ")} within $seconds s: " +
-            s"seen $ended, reported $reported\n$context"
-        )
-      }
-      Thread.sleep(50)
-    }
+    Eventually.await(seconds)(
+      s"reports of every task that ended on ${executors.mkString(", ")}: " +
+        s"seen $ended, reported $reported\n$context"
+    )(complete)
     reported
   }
 }
