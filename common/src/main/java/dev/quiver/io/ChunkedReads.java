@@ -30,15 +30,19 @@ public final class ChunkedReads {
   }
 
   /**
-   * Reads at most one piece into {@code dst}: straight into its backing array when it has one,
-   * otherwise through the thread's staging array.
+   * Reads at most one piece into {@code dst}: straight into its backing array when it has one; into
+   * a direct buffer through the stream itself when it is {@link BufferReadable} (which decides how
+   * much to read); otherwise through the thread's staging array.
    *
    * @return the number of bytes read, or -1 at end of stream
    */
-  static int readPiece(InputStream in, ByteBuffer dst) throws IOException {
+  public static int readPiece(InputStream in, ByteBuffer dst) throws IOException {
     int want = Math.min(dst.remaining(), PIECE_SIZE);
     if (want == 0) {
       return 0;
+    }
+    if (!dst.hasArray() && in instanceof BufferReadable) {
+      return ((BufferReadable) in).read(dst);
     }
     if (dst.hasArray()) {
       int n = in.read(dst.array(), dst.arrayOffset() + dst.position(), want);

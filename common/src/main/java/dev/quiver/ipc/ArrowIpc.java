@@ -1,15 +1,18 @@
 package dev.quiver.ipc;
 
 import dev.quiver.annotation.Public;
+import dev.quiver.io.ArrayInputStream;
+import dev.quiver.io.BufferReadable;
 import dev.quiver.io.ChunkedInputChannel;
 import dev.quiver.io.ChunkedOutputChannel;
-import java.io.ByteArrayInputStream;
+import dev.quiver.io.ChunkedReads;
 import java.io.ByteArrayOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -128,8 +131,7 @@ public final class ArrowIpc {
   public static DecodedStream decode(
       byte[] compressed, StreamCodec codec, BufferAllocator allocator, String source)
       throws IOException {
-    return decode(
-        new ByteArrayInputStream(compressed), compressed.length, codec, allocator, source);
+    return decode(new ArrayInputStream(compressed), compressed.length, codec, allocator, source);
   }
 
   /**
@@ -201,9 +203,10 @@ public final class ArrowIpc {
   /**
    * A decompressing stream whose runtime exceptions (which codecs throw on some corrupt input, e.g.
    * lz4-java's {@code LZ4Exception}) become I/O errors naming the codec: caused by the bytes, not
-   * by a bug of Quiver's.
+   * by a bug of Quiver's. Reads into a direct buffer reach a decompressor that writes into one
+   * itself.
    */
-  private static final class CodecFailures extends FilterInputStream {
+  private static final class CodecFailures extends FilterInputStream implements BufferReadable {
     private final StreamCodec codec;
 
     CodecFailures(InputStream in, StreamCodec codec) {
@@ -224,6 +227,15 @@ public final class ArrowIpc {
     public int read(byte[] b, int off, int len) throws IOException {
       try {
         return in.read(b, off, len);
+      } catch (RuntimeException | SnappyError e) {
+        throw failed(e);
+      }
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+      try {
+        return ChunkedReads.readPiece(in, dst);
       } catch (RuntimeException | SnappyError e) {
         throw failed(e);
       }

@@ -1,8 +1,11 @@
 package dev.quiver.ipc;
 
+import dev.quiver.io.ArrayInputStream;
+import dev.quiver.io.BufferReadable;
 import dev.quiver.io.ChunkedReads;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Objects;
 import net.jpountz.lz4.LZ4Exception;
@@ -36,14 +39,16 @@ import net.jpountz.xxhash.XXHashFactory;
  * wrong. After a failure the stream only reports that it failed.
  *
  * <p>A read that asks for at least a whole block gets it decompressed straight into the caller's
- * array; smaller reads are served from a block buffer sized by the blocks seen (grown only when a
- * bigger block arrives). Buffers for a block's stored bytes grow as those bytes arrive, so a length
- * the input does not back costs at most about twice the bytes that exist; a buffer for an lz4
- * block's decompressed bytes is sized only once its compressed bytes have all arrived. Compressed
- * bytes are read with {@link ChunkedReads#readFully}, never with {@code available()}. Not
- * thread-safe.
+ * array, or into the caller's direct buffer ({@link BufferReadable}: a decode's Arrow buffers);
+ * smaller reads are served from a block buffer sized by the blocks seen (grown only when a bigger
+ * block arrives). Over an {@link ArrayInputStream} (a broadcast held in memory) an lz4 block is
+ * decompressed from the input's array in place, once the array is seen to hold all of it. Otherwise
+ * buffers for a block's stored bytes grow as those bytes arrive, so a length the input does not
+ * back costs at most about twice the bytes that exist; a buffer for an lz4 block's decompressed
+ * bytes is sized only once its compressed bytes have all arrived. Compressed bytes are read with
+ * {@link ChunkedReads#readFully}, never with {@code available()}. Not thread-safe.
  */
-final class SparkLz4InputStream extends InputStream {
+final class SparkLz4InputStream extends InputStream implements BufferReadable {
 
   private static final byte[] MAGIC = {'L', 'Z', '4', 'B', 'l', 'o', 'c', 'k'};
 
@@ -77,8 +82,20 @@ final class SparkLz4InputStream extends InputStream {
   private static final int MIN_GROWTH = ChunkedReads.PIECE_SIZE;
 
   private final InputStream in;
+
+  /** {@code in} when its bytes are in an array that blocks can be decompressed from in place. */
+  private final ArrayInputStream arrayIn;
+
   private final byte[] header = new byte[HEADER_LENGTH];
   private byte[] compressed = EMPTY;
+
+  /** Where the current lz4 block's compressed bytes are, once located. */
+  private byte[] compressedArray = EMPTY;
+
+  private int compressedOffset;
+
+  /** {@code compressedArray} as a buffer, for decompressing into direct memory. */
+  private ByteBuffer compressedBuffer = ByteBuffer.wrap(EMPTY);
 
   /** Decompressed bytes of the current block not yet read: {@code block[blockPos, blockEnd)}. */
   private byte[] block = EMPTY;
@@ -110,6 +127,7 @@ final class SparkLz4InputStream extends InputStream {
 
   SparkLz4InputStream(InputStream in) {
     this.in = Objects.requireNonNull(in, "in");
+    this.arrayIn = in instanceof ArrayInputStream ? (ArrayInputStream) in : null;
   }
 
   @Override
@@ -158,6 +176,44 @@ final class SparkLz4InputStream extends InputStream {
     }
   }
 
+  /**
+   * Reads into a direct buffer: a whole block straight into it when it has room for one, as {@link
+   * #read(byte[], int, int)} does into an array.
+   */
+  @Override
+  public int read(ByteBuffer dst) throws IOException {
+    if (dst.hasArray()) {
+      int n = read(dst.array(), dst.arrayOffset() + dst.position(), dst.remaining());
+      if (n > 0) {
+        dst.position(dst.position() + n);
+      }
+      return n;
+    }
+    ensureReadable();
+    if (!dst.hasRemaining()) {
+      return 0;
+    }
+    try {
+      if (blockPos == blockEnd) {
+        if (!nextDataBlock()) {
+          return -1;
+        }
+        if (dst.remaining() >= decompressedLength) {
+          decodeBlockInto(dst);
+          return decompressedLength;
+        }
+        bufferBlock();
+      }
+      int n = Math.min(dst.remaining(), blockEnd - blockPos);
+      dst.put(block, blockPos, n);
+      blockPos += n;
+      return n;
+    } catch (IOException | RuntimeException e) {
+      failed = true;
+      throw e;
+    }
+  }
+
   /** The decompressed bytes already buffered; never reads from the input. */
   @Override
   public int available() throws IOException {
@@ -171,6 +227,8 @@ final class SparkLz4InputStream extends InputStream {
       closed = true;
       block = EMPTY;
       compressed = EMPTY;
+      compressedArray = EMPTY;
+      compressedBuffer = ByteBuffer.wrap(EMPTY);
       blockPos = 0;
       blockEnd = 0;
       in.close();
@@ -320,11 +378,11 @@ final class SparkLz4InputStream extends InputStream {
     if (method == METHOD_RAW) {
       block = readGrowing(block, decompressedLength);
     } else {
-      compressed = readGrowing(compressed, compressedLength);
+      locateCompressed();
       if (block.length < decompressedLength) {
         block = new byte[grow(block.length, decompressedLength, maxBlockSize)];
       }
-      decompress(block, 0);
+      decompress(block, null, 0);
     }
     verifyChecksum(block, 0);
     blockEnd = decompressedLength;
@@ -339,10 +397,62 @@ final class SparkLz4InputStream extends InputStream {
         throw truncatedBlock(n, decompressedLength);
       }
     } else {
-      compressed = readGrowing(compressed, compressedLength);
-      decompress(dest, destOff);
+      locateCompressed();
+      decompress(dest, null, destOff);
     }
     verifyChecksum(dest, destOff);
+  }
+
+  /**
+   * Decodes the current block into {@code dest} at its position, which it advances; {@code dest}
+   * has room for all of it.
+   */
+  private void decodeBlockInto(ByteBuffer dest) throws IOException {
+    int at = dest.position();
+    if (method == METHOD_RAW) {
+      ByteBuffer target = dest.duplicate();
+      target.limit(at + decompressedLength);
+      int n = ChunkedReads.readFully(in, target);
+      inputOffset += n;
+      if (n < decompressedLength) {
+        throw truncatedBlock(n, decompressedLength);
+      }
+    } else {
+      locateCompressed();
+      decompress(null, dest, at);
+    }
+    int checksum = CHECKSUM.hash(dest, at, decompressedLength, CHECKSUM_SEED) & CHECKSUM_MASK;
+    checkChecksum(checksum);
+    dest.position(at + decompressedLength);
+  }
+
+  /**
+   * Finds the current lz4 block's compressed bytes: in the input's own array when it is one, which
+   * must hold all of them; otherwise read into the compressed buffer.
+   */
+  private void locateCompressed() throws IOException {
+    if (arrayIn == null) {
+      compressed = readGrowing(compressed, compressedLength);
+      useCompressed(compressed, 0);
+      return;
+    }
+    int unread = arrayIn.available();
+    if (unread < compressedLength) {
+      arrayIn.consume(unread);
+      inputOffset += unread;
+      throw truncatedBlock(unread, compressedLength);
+    }
+    useCompressed(arrayIn.array(), arrayIn.position());
+    arrayIn.consume(compressedLength);
+    inputOffset += compressedLength;
+  }
+
+  private void useCompressed(byte[] array, int offset) {
+    if (array != compressedArray) {
+      compressedArray = array;
+      compressedBuffer = ByteBuffer.wrap(array);
+    }
+    compressedOffset = offset;
   }
 
   /**
@@ -369,22 +479,40 @@ final class SparkLz4InputStream extends InputStream {
     return buf;
   }
 
-  private void decompress(byte[] dest, int destOff) throws Lz4FramingException {
+  /** Decompresses the located block into {@code destArray} or else {@code destBuffer}. */
+  private void decompress(byte[] destArray, ByteBuffer destBuffer, int destOff)
+      throws Lz4FramingException {
     int produced;
     try {
       produced =
-          DECOMPRESSOR.decompress(
-              compressed, 0, compressedLength, dest, destOff, decompressedLength);
+          destArray != null
+              ? DECOMPRESSOR.decompress(
+                  compressedArray,
+                  compressedOffset,
+                  compressedLength,
+                  destArray,
+                  destOff,
+                  decompressedLength)
+              : DECOMPRESSOR.decompress(
+                  compressedBuffer,
+                  compressedOffset,
+                  compressedLength,
+                  destBuffer,
+                  destOff,
+                  decompressedLength);
     } catch (LZ4Exception | IndexOutOfBoundsException e) {
       throw new Lz4FramingException(
           describe(
               blockIndex,
               blockOffset,
+              // Not lz4-java's message: its offsets count from the start of whatever array held
+              // the block (the input's own, read in place, or a copy), so they would differ by how
+              // the block was read. It stays the cause.
               "the lz4 data does not decompress to the declared "
                   + decompressedLength
-                  + " bytes ("
-                  + e.getMessage()
-                  + ")"),
+                  + " bytes of its "
+                  + compressedLength
+                  + " compressed bytes"),
           blockIndex,
           blockOffset,
           e);
@@ -398,7 +526,10 @@ final class SparkLz4InputStream extends InputStream {
   }
 
   private void verifyChecksum(byte[] data, int off) throws Lz4FramingException {
-    int checksum = CHECKSUM.hash(data, off, decompressedLength, CHECKSUM_SEED) & CHECKSUM_MASK;
+    checkChecksum(CHECKSUM.hash(data, off, decompressedLength, CHECKSUM_SEED) & CHECKSUM_MASK);
+  }
+
+  private void checkChecksum(int checksum) throws Lz4FramingException {
     if (checksum != expectedChecksum) {
       throw corrupt(
           blockIndex,

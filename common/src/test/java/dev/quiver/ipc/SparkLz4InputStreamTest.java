@@ -12,9 +12,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.io.ArrayInputStream;
 import dev.quiver.testing.CountingInputStream;
 import dev.quiver.testing.TrickleInputStream;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
@@ -36,7 +38,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Quiver's reader of Spark's lz4 framing: it reads every stream lz4-java writes under Spark's codec
  * to the same bytes, and refuses every damaged one with an {@link Lz4FramingException} that names
- * the block, before allocating for a length the input does not back.
+ * the block, before allocating for a length the input does not back. Streams are read every {@link
+ * Way}: from a plain input stream or from an array read in place, into arrays or into direct
+ * buffers; every way must read the same bytes or fail with the same error.
  */
 class SparkLz4InputStreamTest {
 
@@ -73,8 +77,9 @@ class SparkLz4InputStreamTest {
     }
     // 1-byte reads, reads smaller than a block, one byte short of one, a block, and far bigger.
     for (int readSize : new int[] {1, 1000, blockSize - 1, blockSize, 3 * blockSize}) {
+      assertArrayEquals(data, readFully(stream, readSize), "reads of " + readSize);
       try (InputStream in = new SparkLz4InputStream(new ByteArrayInputStream(stream))) {
-        assertArrayEquals(data, readAll(in, readSize), "reads of " + readSize);
+        readAll(in, readSize);
         assertEquals(-1, in.read(), "after the end");
       }
     }
@@ -105,9 +110,7 @@ class SparkLz4InputStreamTest {
             write(new byte[0], 4 * MIB));
     byte[] expected = concat(a, b, c);
     for (int readSize : new int[] {1, 777, 32 * KIB, 4 * MIB}) {
-      try (InputStream in = new SparkLz4InputStream(new ByteArrayInputStream(stream))) {
-        assertArrayEquals(expected, readAll(in, readSize), "reads of " + readSize);
-      }
+      assertArrayEquals(expected, readFully(stream, readSize), "reads of " + readSize);
     }
   }
 
@@ -162,6 +165,53 @@ class SparkLz4InputStreamTest {
       assertEquals(32 * KIB, in.read(target, 10 + 32 * KIB, target.length - 10 - 32 * KIB));
     }
     assertArrayEquals(Arrays.copyOf(data, 64 * KIB), Arrays.copyOfRange(target, 10, 10 + 64 * KIB));
+  }
+
+  @Test
+  void aReadOfAWholeBlockDecompressesStraightIntoTheCallersDirectBuffer() throws IOException {
+    byte[] data = compressible(96 * KIB, 9);
+    byte[] stream = write(data, 32 * KIB);
+    for (boolean arrayInput : new boolean[] {false, true}) {
+      ByteBuffer target = ByteBuffer.allocateDirect(data.length + 10);
+      target.position(10);
+      try (SparkLz4InputStream in = new SparkLz4InputStream(input(stream, arrayInput))) {
+        assertEquals(32 * KIB, in.read(target));
+        // Nothing was buffered: the block went to the caller's buffer.
+        assertEquals(0, in.available());
+        assertEquals(10 + 32 * KIB, target.position());
+        target.limit(10 + 32 * KIB + 100);
+        // Room for less than a block: the block is buffered and the read fills the room.
+        assertEquals(100, in.read(target));
+        assertEquals(32 * KIB - 100, in.available());
+      }
+      byte[] read = new byte[32 * KIB + 100];
+      target.position(10);
+      target.get(read);
+      assertArrayEquals(Arrays.copyOf(data, read.length), read, "array input " + arrayInput);
+    }
+  }
+
+  @Test
+  void blocksOfAnArrayInputAreDecompressedInPlace() throws IOException {
+    byte[] data = compressible(8 * MIB, 3);
+    byte[] stream = write(data, 32 * KIB);
+    for (boolean direct : new boolean[] {false, true}) {
+      ByteBuffer target =
+          direct ? ByteBuffer.allocateDirect(data.length) : ByteBuffer.allocate(data.length);
+      try (SparkLz4InputStream in = new SparkLz4InputStream(new ArrayInputStream(stream))) {
+        long before = threadHeapAllocated();
+        while (in.read(target) > 0) {
+          // each read takes one block
+        }
+        long allocated = threadHeapAllocated() - before;
+        // A buffer for the compressed bytes, as a plain input stream needs, would be 64 KiB.
+        assertTrue(allocated < 16 * KIB, "allocated " + allocated + " bytes");
+      }
+      target.flip();
+      byte[] read = new byte[target.remaining()];
+      target.get(read);
+      assertArrayEquals(data, read, "direct " + direct);
+    }
   }
 
   @Test
@@ -470,10 +520,76 @@ class SparkLz4InputStreamTest {
     assertTrue(e.getMessage().contains("closed"), e.getMessage());
   }
 
-  private static byte[] readFully(byte[] stream, int readSize) throws IOException {
-    try (InputStream in = new SparkLz4InputStream(new ByteArrayInputStream(stream))) {
-      return readAll(in, readSize);
+  /** The ways a stream is read: from what input, into what destination. */
+  enum Way {
+    STREAM_INTO_ARRAYS(false, false),
+    STREAM_INTO_DIRECT_BUFFERS(false, true),
+    ARRAY_INTO_ARRAYS(true, false),
+    ARRAY_INTO_DIRECT_BUFFERS(true, true);
+
+    final boolean arrayInput;
+    final boolean direct;
+
+    Way(boolean arrayInput, boolean direct) {
+      this.arrayInput = arrayInput;
+      this.direct = direct;
     }
+
+    byte[] read(byte[] stream, int readSize) throws IOException {
+      try (SparkLz4InputStream in = new SparkLz4InputStream(input(stream, arrayInput))) {
+        if (!direct) {
+          return readAll(in, readSize);
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteBuffer buffer = ByteBuffer.allocateDirect(readSize);
+        while (in.read(buffer) >= 0) {
+          buffer.flip();
+          byte[] piece = new byte[buffer.remaining()];
+          buffer.get(piece);
+          out.write(piece);
+          buffer.clear();
+        }
+        return out.toByteArray();
+      }
+    }
+  }
+
+  private static InputStream input(byte[] stream, boolean arrayInput) {
+    return arrayInput ? new ArrayInputStream(stream) : new ByteArrayInputStream(stream);
+  }
+
+  /**
+   * {@code stream} read every {@link Way}, in reads of {@code readSize}: the bytes, which every way
+   * must agree on, or the error, which every way must report alike.
+   */
+  private static byte[] readFully(byte[] stream, int readSize) throws IOException {
+    byte[] first = null;
+    Lz4FramingException firstError = null;
+    for (Way way : Way.values()) {
+      byte[] read = null;
+      Lz4FramingException error = null;
+      try {
+        read = way.read(stream, readSize);
+      } catch (Lz4FramingException e) {
+        error = e;
+      }
+      if (way == Way.values()[0]) {
+        first = read;
+        firstError = error;
+      } else if (firstError == null) {
+        assertTrue(error == null, way + " failed where the others read: " + error);
+        assertArrayEquals(first, read, way + " read other bytes");
+      } else {
+        assertTrue(error != null, way + " read what the others refused: " + firstError);
+        assertEquals(firstError.getMessage(), error.getMessage(), way.toString());
+        assertEquals(firstError.blockIndex(), error.blockIndex(), way.toString());
+        assertEquals(firstError.blockOffset(), error.blockOffset(), way.toString());
+      }
+    }
+    if (firstError != null) {
+      throw firstError;
+    }
+    return first;
   }
 
   /** {@code stream} with the header at {@code offset} changed where a field is given. */

@@ -1,8 +1,9 @@
 package org.apache.spark.sql.quiver.broadcast
 
-import java.io.{ByteArrayInputStream, InputStream}
+import java.io.InputStream
 
 import dev.quiver.broadcast.BroadcastSource
+import dev.quiver.io.ArrayInputStream
 import dev.quiver.ipc.StreamCodec
 import org.apache.spark.broadcast.Broadcast
 
@@ -20,9 +21,8 @@ private[quiver] class ArrowBroadcastSource(
 
   override def streamCount(): Int = broadcast.value.length
 
-  override def openStream(index: Int): InputStream = new ByteArrayInputStream(
-    broadcast.value(index)
-  )
+  // An array stream: Quiver's lz4 reader decompresses from the broadcast's bytes in place.
+  override def openStream(index: Int): InputStream = new ArrayInputStream(broadcast.value(index))
 
   override def streamLength(index: Int): Long = broadcast.value(index).length.toLong
 
