@@ -1,11 +1,13 @@
 package org.apache.spark.sql.quiver.vectors
 
 import java.nio.ByteOrder
+import java.util.{Collections, WeakHashMap}
 
 import org.apache.arrow.vector.{FieldVector, ValueVector}
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch
 import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision, TimeUnit}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, Schema}
+import org.apache.spark.sql.types.DataType
 import org.apache.spark.sql.util.ArrowUtils
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
 
@@ -44,22 +46,39 @@ private[quiver] object ValidatedColumns {
   private val nativeLittleEndian = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN
 
   /**
+   * Each schema's column specs (None: not read here), worked out once while the schema lives, not
+   * once per task: every task that reads a decoded entry reads the same schema. Weak keys, so an
+   * entry's schema goes with it.
+   */
+  private val specsBySchema =
+    Collections.synchronizedMap(new WeakHashMap[Schema, Option[Array[ColumnSpec]]]())
+
+  /**
    * Columns for batches of `schema`, or None when a field is dictionary-encoded (its batches hold
    * indices, not values) or of a type only `ArrowColumnVector` reads.
    */
   def forSchema(schema: Schema): Option[ValidatedColumns] = {
+    var specs = specsBySchema.get(schema)
+    if (specs == null) {
+      specs = specsOf(schema)
+      specsBySchema.put(schema, specs)
+    }
+    specs.map(all => new ValidatedColumns(all.map(_.newColumn())))
+  }
+
+  private def specsOf(schema: Schema): Option[Array[ColumnSpec]] = {
     val fields = schema.getFields
-    val columns = new Array[ValidatedColumnVector](fields.size())
+    val specs = new Array[ColumnSpec](fields.size())
     var i = 0
     var supported = true
-    while (supported && i < columns.length) {
-      column(fields.get(i)) match {
-        case Some(c) => columns(i) = c
+    while (supported && i < specs.length) {
+      spec(fields.get(i)) match {
+        case Some(c) => specs(i) = c
         case None => supported = false
       }
       i += 1
     }
-    if (supported) Some(new ValidatedColumns(columns)) else None
+    if (supported) Some(specs) else None
   }
 
   /**
@@ -81,9 +100,11 @@ private[quiver] object ValidatedColumns {
   }
 
   /** A column for `field` and its children, or None when a type among them is not read here. */
-  def column(field: Field): Option[ValidatedColumnVector] =
+  def column(field: Field): Option[ValidatedColumnVector] = spec(field).map(_.newColumn())
+
+  private def spec(field: Field): Option[ColumnSpec] =
     if (!nativeLittleEndian || !readable(field)) None
-    else Some(make(field))
+    else Some(ColumnSpec(field))
 
   private def readable(field: Field): Boolean =
     field.getDictionary == null && {
@@ -100,7 +121,11 @@ private[quiver] object ValidatedColumns {
       field.getType match {
         case _: ArrowType.Bool | _: ArrowType.Null | _: ArrowType.Utf8 | _: ArrowType.Binary =>
           true
-        case int: ArrowType.Int => int.getIsSigned && Set(8, 16, 32, 64)(int.getBitWidth)
+        case int: ArrowType.Int =>
+          int.getIsSigned && (int.getBitWidth match {
+            case 8 | 16 | 32 | 64 => true
+            case _ => false
+          })
         case fp: ArrowType.FloatingPoint =>
           fp.getPrecision == FloatingPointPrecision.SINGLE ||
           fp.getPrecision == FloatingPointPrecision.DOUBLE
@@ -115,10 +140,17 @@ private[quiver] object ValidatedColumns {
       }
     }
 
-  private def make(field: Field): ValidatedColumnVector = {
-    val sparkType = ArrowUtils.fromArrowField(field)
-    val children = field.getChildren
-    field.getType match {
+  /**
+   * A readable field's column, worked out once: its Spark type (the conversion Spark's own
+   * `ArrowColumnVector` makes) and its children's specs; [[newColumn]] makes a fresh column of it.
+   */
+  final private class ColumnSpec private (
+      arrowType: ArrowType,
+      sparkType: DataType,
+      children: Array[ColumnSpec]
+  ) {
+
+    def newColumn(): ValidatedColumnVector = arrowType match {
       case _: ArrowType.Bool => new BooleanColumn(sparkType)
       case _: ArrowType.Null => new NullColumn(sparkType)
       case _: ArrowType.Utf8 => new StringColumn(sparkType)
@@ -136,18 +168,28 @@ private[quiver] object ValidatedColumns {
       case d: ArrowType.Decimal => new DecimalColumn(sparkType, d.getScale)
       case _: ArrowType.Date => new IntColumn(sparkType)
       case _: ArrowType.Timestamp => new LongColumn(sparkType)
-      case _: ArrowType.Struct =>
-        val columns = new Array[ValidatedColumnVector](children.size())
-        var i = 0
-        while (i < columns.length) {
-          columns(i) = make(children.get(i))
-          i += 1
-        }
-        new StructColumn(sparkType, columns)
-      case _: ArrowType.List => new ListColumn(sparkType, make(children.get(0)))
-      case _ =>
-        val entries = children.get(0).getChildren
-        new MapColumn(sparkType, make(entries.get(0)), make(entries.get(1)))
+      case _: ArrowType.Struct => new StructColumn(sparkType, children.map(_.newColumn()))
+      case _: ArrowType.List => new ListColumn(sparkType, children(0).newColumn())
+      case _ => new MapColumn(sparkType, children(0).newColumn(), children(1).newColumn())
+    }
+  }
+
+  private object ColumnSpec {
+
+    /** The spec of a field [[readable]] accepted. */
+    def apply(field: Field): ColumnSpec = {
+      val children: Seq[Field] = field.getType match {
+        // A map's column reads its entries' key and value; the entries struct has no column.
+        case _: ArrowType.Map =>
+          val entries = field.getChildren.get(0).getChildren
+          Seq(entries.get(0), entries.get(1))
+        case _ => (0 until field.getChildren.size()).map(i => field.getChildren.get(i))
+      }
+      new ColumnSpec(
+        field.getType,
+        ArrowUtils.fromArrowField(field),
+        children.map(c => apply(c)).toArray
+      )
     }
   }
 }

@@ -381,6 +381,32 @@ class ValidatedColumnVectorSuite extends AnyFunSuite with QuiverSparkSession {
     }
   }
 
+  test("columns for one schema are made afresh for each reader, the schema's work done once") {
+    withAllocator { allocator =>
+      val bytes = streamOf(everyType, 1000, allocator)
+      val stream = decode(bytes, allocator)
+      val again = decode(bytes, allocator)
+      try {
+        // Two readers of one schema (tasks of one entry) and of an equal one (another entry).
+        val first = ValidatedColumns.forSchema(stream.schema()).get
+        val second = ValidatedColumns.forSchema(stream.schema()).get
+        val third = ValidatedColumns.forSchema(again.schema()).get
+        val firstBatch = first.load(stream.batches().get(0))
+        second.load(stream.batches().get(1))
+        third.load(again.batches().get(2))
+        val root = VectorSchemaRoot.create(stream.schema(), allocator)
+        try {
+          new VectorLoader(root).load(stream.batches().get(0))
+          // Loading the others' batches left the first reader's columns on its own batch.
+          assertSameBatch(firstBatch, SparkBatches.toColumnarBatch(root))
+        } finally root.close()
+      } finally {
+        again.close()
+        stream.close()
+      }
+    }
+  }
+
   test("a batch that does not hold what its columns need is refused when loaded, not read") {
     withAllocator { allocator =>
       val stream = decode(streamOf(everyType.selectExpr("l", "s"), 100, allocator), allocator)
