@@ -56,6 +56,9 @@ final class IpcMessageReader {
   private long position;
   private int messages;
 
+  /** Where the message being read starts, for error messages. */
+  private long messageOffset;
+
   /**
    * @param knownLength the exact number of bytes {@code in} holds, or -1 if unknown
    * @param trustedClaim when the length is unknown, how much of a claimed length to allocate before
@@ -115,10 +118,10 @@ final class IpcMessageReader {
   IpcMessage next() throws IOException {
     long offset = position;
     int index = messages;
-    String where = "message " + index + " at byte " + offset;
-    int length = readInt(where, true);
+    messageOffset = offset;
+    int length = readInt(true);
     if (length == CONTINUATION) {
-      length = readInt(where, false);
+      length = readInt(false);
     }
     if (length == 0) {
       return null;
@@ -127,24 +130,25 @@ final class IpcMessageReader {
       throw new IpcFormatException(
           String.format(
               "%s claims %d bytes of metadata (0 to %d allowed)",
-              where, length & 0xFFFFFFFFL, MAX_METADATA_LENGTH));
+              where(), length & 0xFFFFFFFFL, MAX_METADATA_LENGTH));
     }
-    checkRemaining(where, "metadata", length);
-    Message metadata = parse(where, readMetadata(where, length));
+    checkRemaining("metadata", length);
+    Message metadata = parse(readMetadata(length));
     long bodyLength;
     try {
       bodyLength = metadata.bodyLength();
     } catch (RuntimeException e) {
-      throw new IpcFormatException(where + ": the metadata is not an Arrow message flatbuffer", e);
+      throw new IpcFormatException(
+          where() + ": the metadata is not an Arrow message flatbuffer", e);
     }
     if (bodyLength < 0 || bodyLength > MAX_BODY_LENGTH) {
       throw new IpcFormatException(
           String.format(
               "%s claims a body of %d bytes (at most %d can be read)",
-              where, bodyLength, MAX_BODY_LENGTH));
+              where(), bodyLength, MAX_BODY_LENGTH));
     }
-    checkRemaining(where, "body", bodyLength);
-    ArrowBuf body = readBody(where, bodyLength);
+    checkRemaining("body", bodyLength);
+    ArrowBuf body = readBody(bodyLength);
     messages++;
     return new IpcMessage(index, offset, metadata, body);
   }
@@ -169,37 +173,42 @@ final class IpcMessageReader {
     }
   }
 
-  private int readInt(String where, boolean atMessageStart) throws IOException {
+  /** "message 3 at byte 1234": the message being read, made only for an error. */
+  private String where() {
+    return "message " + messages + " at byte " + messageOffset;
+  }
+
+  private int readInt(boolean atMessageStart) throws IOException {
     prefix.clear();
     int read = fill(prefix);
     if (read < 4) {
       if (read == 0 && atMessageStart) {
         throw new IpcFormatException(
-            where + ": the stream ends without its end-of-stream marker (truncated)");
+            where() + ": the stream ends without its end-of-stream marker (truncated)");
       }
       throw new IpcFormatException(
-          where + ": the stream ends inside the message's length prefix (truncated)");
+          where() + ": the stream ends inside the message's length prefix (truncated)");
     }
     return prefix.getInt(0);
   }
 
-  private void checkRemaining(String where, String part, long length) throws IpcFormatException {
+  private void checkRemaining(String part, long length) throws IpcFormatException {
     if (knownLength >= 0 && length > knownLength - position) {
       throw new IpcFormatException(
           String.format(
               "%s claims %d bytes of %s, but only %d bytes remain",
-              where, length, part, knownLength - position));
+              where(), length, part, knownLength - position));
     }
   }
 
-  private ByteBuffer readMetadata(String where, int length) throws IOException {
+  private ByteBuffer readMetadata(int length) throws IOException {
     byte[] bytes = new byte[(int) Math.min(length, trustedClaim)];
     int filled = 0;
     while (true) {
       ByteBuffer target = ByteBuffer.wrap(bytes, filled, bytes.length - filled);
       filled += fill(target);
       if (filled < bytes.length) {
-        throw truncated(where, "metadata", length, filled);
+        throw truncated("metadata", length, filled);
       }
       if (filled == length) {
         return ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
@@ -208,7 +217,7 @@ final class IpcMessageReader {
     }
   }
 
-  private ArrowBuf readBody(String where, long length) throws IOException {
+  private ArrowBuf readBody(long length) throws IOException {
     if (length == 0) {
       return allocator.getEmpty();
     }
@@ -217,7 +226,7 @@ final class IpcMessageReader {
       try {
         long read = fill(body, 0, length);
         if (read < length) {
-          throw truncated(where, "body", length, read);
+          throw truncated("body", length, read);
         }
         return body;
       } catch (IOException | RuntimeException | Error e) {
@@ -225,7 +234,7 @@ final class IpcMessageReader {
         throw e;
       }
     }
-    return readBodyInPieces(where, length);
+    return readBodyInPieces(length);
   }
 
   /**
@@ -233,7 +242,7 @@ final class IpcMessageReader {
    * so far, then joins them into one buffer: a lying length costs at most about twice the bytes
    * that really arrive plus one piece; a true one costs one copy of the body.
    */
-  private ArrowBuf readBodyInPieces(String where, long length) throws IOException {
+  private ArrowBuf readBodyInPieces(long length) throws IOException {
     List<ArrowBuf> pieces = new ArrayList<>();
     List<Long> sizes = new ArrayList<>();
     ArrowBuf body = null;
@@ -247,7 +256,7 @@ final class IpcMessageReader {
         long read = fill(piece, 0, size);
         filled += read;
         if (read < size) {
-          throw truncated(where, "body", length, filled);
+          throw truncated("body", length, filled);
         }
       }
       body = allocator.buffer(length);
@@ -265,15 +274,15 @@ final class IpcMessageReader {
     return body;
   }
 
-  private static IpcFormatException truncated(String where, String part, long claimed, long read) {
+  private IpcFormatException truncated(String part, long claimed, long read) {
     return new IpcFormatException(
         String.format(
             "%s claims %d bytes of %s, but the stream ends after %d of them (truncated)",
-            where, claimed, part, read));
+            where(), claimed, part, read));
   }
 
   /** Parses the metadata flatbuffer, turning what garbage makes flatbuffers throw into ours. */
-  private static Message parse(String where, ByteBuffer metadata) throws IpcFormatException {
+  private Message parse(ByteBuffer metadata) throws IpcFormatException {
     try {
       Message message = Message.getRootAsMessage(metadata);
       short version = message.version();
@@ -281,19 +290,20 @@ final class IpcMessageReader {
         throw new IpcFormatException(
             String.format(
                 "%s has metadata version %d; Quiver reads V4 and V5 (%d and %d)",
-                where, version, MetadataVersion.V4, MetadataVersion.V5));
+                where(), version, MetadataVersion.V4, MetadataVersion.V5));
       }
       byte type = message.headerType();
       if (type != MessageHeader.Schema
           && type != MessageHeader.RecordBatch
           && type != MessageHeader.DictionaryBatch) {
         throw new IpcFormatException(
-            where + " has header type " + type + ", not a schema, record or dictionary batch");
+            where() + " has header type " + type + ", not a schema, record or dictionary batch");
       }
       return message;
     } catch (RuntimeException e) {
       // Flatbuffers index straight into the bytes: garbage ends in bounds errors.
-      throw new IpcFormatException(where + ": the metadata is not an Arrow message flatbuffer", e);
+      throw new IpcFormatException(
+          where() + ": the metadata is not an Arrow message flatbuffer", e);
     }
   }
 

@@ -263,7 +263,6 @@ final class IpcStreamReader implements AutoCloseable {
   }
 
   private void readRecordBatch(IpcMessage m) throws IOException {
-    String what = m.describe() + " (record batch " + batches.size() + ")";
     try {
       ArrowRecordBatch batch = toBatch(header(m, new RecordBatch()), m.body);
       try {
@@ -275,7 +274,7 @@ final class IpcStreamReader implements AutoCloseable {
       BatchChecks.checkLoaded(root.getFieldVectors());
       checkDictionaryIndices(root.getFieldVectors());
     } catch (IpcFormatException e) {
-      throw e.within(what);
+      throw e.within(m.describe() + " (record batch " + batches.size() + ")");
     }
     dictionaryUsed.replaceAll((id, used) -> Boolean.TRUE);
     batches.add(unloader.getRecordBatch());
