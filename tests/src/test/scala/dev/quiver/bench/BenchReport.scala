@@ -5,8 +5,16 @@ import java.io.File
 import dev.quiver.bench.BroadcastJoinBench.Run
 import dev.quiver.bench.ReportText.{median, ratio, save}
 
-/** The main job's results: a Markdown table, a CSV of every run, and an SVG chart. */
-class BenchReport(runs: Seq[Run], options: BenchOptions) {
+/**
+ * The main job's results: a Markdown table, a CSV of every run, and an SVG chart. `cometSkipped`
+ * says why the Comet setting did not run, if it did not.
+ */
+class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[String] = None) {
+
+  private val Comet = CometJoin.Setting
+
+  /** Quiver's settings, as the ratios list them. */
+  private val Quiver = Seq("off", "on", BroadcastJoinBench.Retained)
 
   private val shapes: Seq[Shape] = options.shapes.filter(s => runs.exists(_.shape == s))
 
@@ -35,7 +43,7 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
       m <- medians(shape, setting)
     } yield {
       val (decodes, builds, kept) =
-        if (setting == "Spark") ("–", "–", "–")
+        if (setting == "Spark" || setting == Comet) ("–", "–", "–")
         else (m.decodes.toString, m.builds.toString, mib(m.bytesKept))
       s"| ${shape.name} | $setting | ${ms(m.wallMillis)} | ${ms(m.runMillis)} | ${ms(m.cpuMillis)} | " +
         s"${ms(m.slowestMillis)} | ${ms(m.processCpuMillis)} | $decodes | $builds | $kept |"
@@ -50,17 +58,19 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
           s"; CPU on/on+retain = ${ratio(on.cpuMillis, retained.cpuMillis)}"
         }
     }
-    val againstSpark = shapes.flatMap { shape =>
-      medians(shape, "Spark").toSeq.flatMap { spark =>
-        Seq("off", "on", BroadcastJoinBench.Retained).flatMap(s => medians(shape, s)).map { q =>
-          s"- ${shape.name}, ${q.setting}: probe tasks' CPU ${ratio(q.cpuMillis, spark.cpuMillis)}, " +
-            s"process CPU ${ratio(q.processCpuMillis, spark.processCpuMillis)}"
+    def against(peer: String): Seq[String] = shapes.flatMap { shape =>
+      medians(shape, peer).toSeq.flatMap { p =>
+        Quiver.flatMap(s => medians(shape, s)).map { q =>
+          s"- ${shape.name}, ${q.setting}: probe tasks' CPU ${ratio(q.cpuMillis, p.cpuMillis)}, " +
+            s"process CPU ${ratio(q.processCpuMillis, p.processCpuMillis)}, " +
+            s"wall ${ratio(q.wallMillis, p.wallMillis)}"
         }
       }
     }
+    val againstComet = against(Comet)
     val perExecutor = for {
       shape <- shapes
-      setting <- BroadcastJoinBench.Settings.filter(_ != "Spark")
+      setting <- Quiver
       rs = runs.filter(r => r.shape == shape && r.setting == setting)
       executors = rs.flatMap(_.perExecutor.keys).distinct.sorted
       if executors.nonEmpty
@@ -73,7 +83,7 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
     }
     val rounds = runs.map(_.round).distinct.size
     (Seq(
-      "| Shape | Setting (Spark / off / on / on+retain) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Process CPU | Decodes | Tables built | Largest entry kept |",
+      "| Shape | Setting (Spark / off / on / on+retain / Comet) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Process CPU | Decodes | Tables built | Largest entry kept |",
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     ) ++ rows ++
       Seq(
@@ -81,8 +91,20 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
         s"Medians of $rounds round(s); every round ran Spark, off and on in rotating order; " +
           "on+retain ran its rounds after, in a SparkContext of its own (retention is fixed per executor)."
       ) ++
+      (if (runs.exists(_.setting == Comet))
+         Seq(
+           "Comet (1.2.0, its native broadcast hash join: the bench checks every plan) ran its " +
+             "rounds last, in a SparkContext of its own with off-heap memory, which Comet needs. " +
+             "Its native code may work on threads other than the task's: its probe tasks' CPU " +
+             "(the task threads' CPU time) may under-count it; Process CPU counts every thread."
+         )
+       else cometSkipped.map(why => s"Comet did not run: $why.").toSeq) ++
       options.scaledNote.map(n => s"Shapes $n.").toSeq ++ Seq("", "Sharing off vs on:") ++ ratios ++
-      Seq("", "Quiver / Spark's own join:") ++ againstSpark ++
+      Seq("", "Quiver / Spark's own join:") ++ against("Spark") ++
+      (if (againstComet.isEmpty) Seq.empty
+       else
+         Seq("", "Quiver / Comet (probe tasks' CPU: Comet's may be under-counted, see above):") ++
+           againstComet) ++
       options.master.toSeq.flatMap { url =>
         Seq(
           "",
@@ -108,12 +130,18 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
 
   /** Probe tasks' CPU per shape, Spark / off / on side by side, each shape on its own scale. */
   def svg: String = {
-    val groupWidth = 240
+    val groupWidth = 40 + BroadcastJoinBench.Settings.size * 65
     val height = 320
     val top = 60
     val barArea = 200
     val colours =
-      Map("Spark" -> "#9e9e9e", "off" -> "#e57373", "on" -> "#4caf50", "on+retain" -> "#1e88e5")
+      Map(
+        "Spark" -> "#9e9e9e",
+        "off" -> "#e57373",
+        "on" -> "#4caf50",
+        "on+retain" -> "#1e88e5",
+        Comet -> "#ffb300"
+      )
     val width = math.max(1, shapes.size) * groupWidth + 40
     val groups = shapes.zipWithIndex.map { case (shape, i) =>
       val ms = BroadcastJoinBench.Settings.flatMap(s => medians(shape, s).map(s -> _.cpuMillis))
@@ -134,7 +162,7 @@ class BenchReport(runs: Seq[Run], options: BenchOptions) {
     }
     s"""<svg xmlns="http://www.w3.org/2000/svg" width="$width" height="$height" font-family="sans-serif">""" +
       """<text x="20" y="24" font-size="15">Probe tasks' CPU time (median), Spark's join vs """ +
-      """Quiver's with sharing off and on</text>""" +
+      """Quiver's with sharing off and on, and Comet's where it ran</text>""" +
       """<text x="20" y="42" font-size="11">Each shape on its own scale; lower is better.</text>""" +
       groups.mkString + "</svg>\n"
   }

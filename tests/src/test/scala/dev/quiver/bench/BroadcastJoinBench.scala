@@ -21,7 +21,9 @@ import org.apache.spark.sql.quiver.cluster.StandaloneCluster
  * sides it derived (Quiver's join tables), the largest entry its cache keeps after the query (with
  * retention: a decoded copy and its table), and the whole JVM's CPU time over the query (driver and
  * executor threads, GC and JIT: Spark builds and serializes its relation on the driver); and fails
- * if the settings disagree on the sums. Each SparkContext then runs the read-path section
+ * if the settings disagree on the sums. Where this build and machine can run it, Comet 1.2.0 then
+ * runs the same SQL query with its native broadcast hash join, in a SparkContext of its own too
+ * ([[CometJoin]]): "Comet". Each SparkContext but Comet's then runs the read-path section
  * ([[ReadPathBench]]): the broadcast read by every task, Quiver's reader against Comet 1.2.0's.
  */
 object BroadcastJoinBench {
@@ -29,7 +31,12 @@ object BroadcastJoinBench {
   /** Sharing on, with retention: run in its own SparkContext, after the others. */
   val Retained = "on+retain"
 
-  val Settings: Seq[String] = Seq("Spark", "off", "on", Retained)
+  val Settings: Seq[String] = Seq("Spark", "off", "on", Retained, CometJoin.Setting)
+
+  /** The query of every setting; Spark's own join and Comet's run it as SQL. */
+  val Query: String =
+    "SELECT /*+ BROADCAST(d) */ sum(f.f_long), sum(d.d_long), sum(length(f.f_str)), " +
+      "sum(length(d.d_str)) FROM fact f JOIN dim d ON f.key = d.k"
 
   /** The settings that run side by side in one SparkContext, in rotating order. */
   private val SideBySide = Seq("Spark", "off", "on")
@@ -61,16 +68,22 @@ object BroadcastJoinBench {
     options.scaledNote.foreach(note => log(s"shapes $note"))
     val peer = PeerBroadcastReader.comet()
     peer.left.foreach(why => log(s"read path: $why"))
-    val results = options.shapes.map(shape => runShape(shape, options, peer.toOption, log))
+    val cometSkipped =
+      if (options.runs("join")) CometJoin.unavailable(options.master) else None
+    cometSkipped.foreach(why => log(s"join: Comet did not run: $why"))
+    val withComet = options.runs("join") && cometSkipped.isEmpty
+    val results =
+      options.shapes.map(shape => runShape(shape, options, peer.toOption, withComet, log))
     val runs = results.flatMap(_._1)
-    val report = new BenchReport(runs, options)
+    val report = new BenchReport(runs, options, cometSkipped)
     val reads = new ReadPathReport(results.flatMap(_._2), options, peer.left.toOption)
     options.out.mkdirs()
     if (options.runs("join")) {
       report.write(options.out)
       println()
       println(report.markdown)
-      log("sums agree across Spark, off, on and on+retain in every round")
+      val ran = Settings.filter(s => runs.exists(_.setting == s))
+      log(s"sums agree across ${ran.init.mkString(", ")} and ${ran.last} in every round")
     }
     if (options.runs("read")) {
       reads.write(options.out)
@@ -85,32 +98,51 @@ object BroadcastJoinBench {
       shape: Shape,
       options: BenchOptions,
       peer: Option[PeerBroadcastReader],
+      withComet: Boolean,
       log: String => Unit
   ): (Seq[Run], Seq[ReadPathBench.ReadRun]) = {
     val (sideBySide, reads) = runSession(shape, options, peer, log, SideBySide, retain = false)
     val (retained, retainedReads) =
       runSession(shape, options, peer, log, Seq(Retained), retain = true)
-    val sums = (sideBySide ++ retained).map(_.sums).distinct
+    val comet =
+      if (withComet)
+        runSession(
+          shape,
+          options,
+          None,
+          log,
+          Seq(CometJoin.Setting),
+          retain = false,
+          comet = true
+        )._1
+      else Seq.empty
+    val sums = (sideBySide ++ retained ++ comet).map(_.sums).distinct
     if (sums.size > 1) {
-      throw new IllegalStateException(s"${shape.name}: on+retain disagrees: ${sums.mkString("; ")}")
+      throw new IllegalStateException(
+        s"${shape.name}: on+retain or Comet disagrees: ${sums.mkString("; ")}"
+      )
     }
     val readSums = (reads ++ retainedReads).map(r => (r.rows, r.sum)).distinct
     if (readSums.size > 1) {
       throw new IllegalStateException(s"${shape.name}: read path on+retain disagrees: $readSums")
     }
-    (sideBySide ++ retained, reads ++ retainedReads)
+    (sideBySide ++ retained ++ comet, reads ++ retainedReads)
   }
 
-  /** The join section's rounds of `settings` in one SparkContext, then the read path's. */
+  /**
+   * The join section's rounds of `settings` in one SparkContext, then the read path's (but in
+   * Comet's SparkContext, which runs the join alone).
+   */
   private def runSession(
       shape: Shape,
       options: BenchOptions,
       peer: Option[PeerBroadcastReader],
       log: String => Unit,
       settings: Seq[String],
-      retain: Boolean
+      retain: Boolean,
+      comet: Boolean = false
   ): (Seq[Run], Seq[ReadPathBench.ReadRun]) = {
-    val spark = session(shape.cores, retain, options.master)
+    val spark = session(shape.cores, retain, options.master, comet)
     val executors = options.master.map(_ => new ExecutorFigures(spark.sparkContext))
     try {
       val tables = BenchData.prepare(spark, shape, options.data, log)
@@ -158,7 +190,7 @@ object BroadcastJoinBench {
             if (measured) runs else Seq.empty
           }
       val reads =
-        if (!options.runs("read")) Seq.empty
+        if (!options.runs("read") || comet) Seq.empty
         else
           ReadPathBench.run(
             spark,
@@ -196,13 +228,12 @@ object BroadcastJoinBench {
     val cpuBefore = processCpuNanos()
     val start = System.nanoTime()
     val row = setting match {
-      case "Spark" =>
-        spark
-          .sql(
-            "SELECT /*+ BROADCAST(d) */ sum(f.f_long), sum(d.d_long), sum(length(f.f_str)), " +
-              "sum(length(d.d_str)) FROM fact f JOIN dim d ON f.key = d.k"
-          )
-          .head()
+      case "Spark" => spark.sql(Query).head()
+      case CometJoin.Setting =>
+        // collect() runs this very plan (head() would plan a limit over it).
+        val query = spark.sql(Query)
+        CometJoin.requireNativeJoin(query)
+        query.collect().head
       case share =>
         spark.conf.set(QuiverSettings.ShareDecodedBroadcasts, share != "off")
         QuiverJoins
@@ -263,7 +294,12 @@ object BroadcastJoinBench {
 
   private def sums(row: Row): Seq[Long] = (0 until row.length).map(i => row.getLong(i))
 
-  private def session(cores: Int, retain: Boolean, master: Option[String]): SparkSession = {
+  private def session(
+      cores: Int,
+      retain: Boolean,
+      master: Option[String],
+      comet: Boolean
+  ): SparkSession = {
     val builder = SparkSession.builder()
     master match {
       case Some(url) =>
@@ -277,6 +313,7 @@ object BroadcastJoinBench {
           .config("spark.driver.bindAddress", "127.0.0.1")
       case None => builder.master(s"local[$cores]")
     }
+    if (comet) CometJoin.sessionConfig.foreach { case (key, value) => builder.config(key, value) }
     val spark = builder
       .appName("quiver-bench")
       .config("spark.plugins", QuiverSettings.Plugin)
