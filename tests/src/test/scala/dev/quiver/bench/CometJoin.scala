@@ -53,8 +53,9 @@ object CometJoin {
   /**
    * Why the Comet setting cannot run here, if it cannot: loads Comet's native library (once per
    * JVM). Comet sets Arrow's properties that turn its bounds and null checks off as it loads it;
-   * Arrow reads them once per JVM, so they are read first here: every setting then runs with
-   * Arrow's defaults, as Spark's and Quiver's did before Comet was in the bench.
+   * Arrow reads them once per JVM, so Spark's Arrow reads them first here: Spark's and Quiver's
+   * settings keep Arrow's defaults, as before Comet was in the bench, while Comet's own (shaded)
+   * Arrow, first used after the load, runs with the checks off, as in a Comet deployment.
    */
   def unavailable(master: Option[String]): Option[String] = {
     val checks = (BoundsChecking.BOUNDS_CHECKING_ENABLED, NullCheckingForGet.NULL_CHECKING_ENABLED)
