@@ -390,22 +390,12 @@ final class SparkLz4InputStream extends InputStream implements BufferReadable {
 
   /** Decodes the current block into {@code dest[destOff...]}, which has room for all of it. */
   private void decodeBlockInto(byte[] dest, int destOff) throws IOException {
-    if (method == METHOD_RAW) {
-      int n = ChunkedReads.readFully(in, dest, destOff, decompressedLength);
-      inputOffset += n;
-      if (n < decompressedLength) {
-        throw truncatedBlock(n, decompressedLength);
-      }
-    } else {
-      locateCompressed();
-      decompress(dest, null, destOff);
-    }
-    verifyChecksum(dest, destOff);
+    decodeBlockInto(ByteBuffer.wrap(dest, destOff, decompressedLength));
   }
 
   /**
-   * Decodes the current block into {@code dest} at its position, which it advances; {@code dest}
-   * has room for all of it.
+   * Decodes the current block into {@code dest} (an array's or direct memory) at its position,
+   * which it advances; {@code dest} has room for all of it.
    */
   private void decodeBlockInto(ByteBuffer dest) throws IOException {
     int at = dest.position();
