@@ -41,50 +41,49 @@ public final class BroadcastReader implements AutoCloseable {
   private final List<AutoCloseable> viewResources = new ArrayList<>();
   // Views the consumer kept past next(), with what was tied to them; closed with the reader.
   private final List<AutoCloseable> keptViews = new ArrayList<>();
-  private final DerivedValues derivedValues;
+  private final DerivedValueSource derivedValues;
   private final Served served;
   private final long decodeNanos;
   private long waitNanos;
   private boolean closed;
 
   /**
-   * How the cache served a task's open, one value per counter of {@link
-   * DecodedBroadcastCache.CacheCounters} that counts opens: every open that returns a reader is
-   * exactly one of them.
+   * How the cache served a task's open, one value per counter of {@link CacheCounters} that counts
+   * opens: every open that returns a reader is exactly one of them.
    */
   public enum Served {
     /**
      * This task decoded the broadcast for the tasks that overlap it ({@link
-     * DecodedBroadcastCache.CacheCounters#decodes()}). Also when the decode then found dictionaries
-     * and kept the copy for this task alone: the decode was meant to be shared.
+     * CacheCounters#decodes()}). Also when the decode then found dictionaries and kept the copy for
+     * this task alone: the decode was meant to be shared.
      */
     DECODED,
     /**
-     * This task decoded the broadcast for itself alone ({@link
-     * DecodedBroadcastCache.CacheCounters#privateDecodes()}): sharing off, or after another task's
-     * shared decode failed or found dictionaries (having waited for it).
+     * This task decoded the broadcast for itself alone ({@link CacheCounters#privateDecodes()}):
+     * sharing off, or after another task's shared decode failed or found dictionaries (having
+     * waited for it).
      */
     PRIVATE,
     /**
      * This task read the decode of another running task, waiting for it if it was still decoding
-     * ({@link DecodedBroadcastCache.CacheCounters#sharedReads()}).
+     * ({@link CacheCounters#sharedReads()}).
      */
     SHARED,
     /**
      * This task read an idle entry the cache had retained, without decoding or waiting ({@link
-     * DecodedBroadcastCache.CacheCounters#retainedReads()}).
+     * CacheCounters#retainedReads()}).
      */
     RETAINED
   }
 
   /** Where a reader's derived values come from: its task's hold on the cache's entry. */
-  interface DerivedValues {
+  interface DerivedValueSource {
     <T> T derived(Object key, Derivation<T> derivation) throws IOException;
   }
 
   /** For the reader a {@link Derivation} builds from: it cannot ask for a derived value. */
-  static final DerivedValues NO_DERIVED_VALUES =
-      new DerivedValues() {
+  static final DerivedValueSource NO_DERIVED_VALUES =
+      new DerivedValueSource() {
         @Override
         public <T> T derived(Object key, Derivation<T> derivation) {
           throw new IllegalStateException(
@@ -95,7 +94,7 @@ public final class BroadcastReader implements AutoCloseable {
   BroadcastReader(
       DecodedBroadcast broadcast,
       BufferAllocator viewAllocator,
-      DerivedValues derivedValues,
+      DerivedValueSource derivedValues,
       Served served,
       long decodeNanos,
       long waitNanos) {
@@ -124,8 +123,8 @@ public final class BroadcastReader implements AutoCloseable {
    * Nanoseconds this task spent waiting for other tasks' work: for another task's decode while it
    * opened the broadcast, and for derived values other tasks were building, through {@link
    * #derived(Object, Derivation)}, so far. Zero for a task that waited for nothing. The tasks'
-   * waits summed are {@link DecodedBroadcastCache.CacheCounters#waitNanos()}, but for the waits of
-   * tasks that were killed or failed while they waited (those tasks get no reader).
+   * waits summed are {@link CacheCounters#waitNanos()}, but for the waits of tasks that were killed
+   * or failed while they waited (those tasks get no reader).
    */
   public long waitNanos() {
     return waitNanos;

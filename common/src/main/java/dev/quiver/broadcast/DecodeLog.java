@@ -148,8 +148,8 @@ final class DecodeLog {
   }
 
   /** An idle retained entry freed. */
-  static void evicted(long broadcastId, long bytes, DecodedBroadcastCache.Eviction cause) {
-    LOG.debug("Evicted retained broadcast {} ({} bytes): {}", broadcastId, bytes, cause.why);
+  static void evicted(long broadcastId, long bytes, Eviction cause) {
+    LOG.debug("Evicted retained broadcast {} ({} bytes): {}", broadcastId, bytes, cause.why());
   }
 
   /** A decoded broadcast freed, its last holder gone. */

@@ -1,5 +1,6 @@
 package dev.quiver.broadcast;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.quiver.annotation.Public;
 import dev.quiver.task.TaskScope;
 import java.io.IOException;
@@ -8,9 +9,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.util.Preconditions;
@@ -47,11 +46,9 @@ import org.apache.arrow.util.Preconditions;
  *   <li>A broadcast whose streams carry dictionaries is not shared: the task that decoded it keeps
  *       it as its own, and the others decode for themselves.
  *   <li>With sharing off a task decodes for itself, through the same reader.
- *   <li>Each open that returns a reader is counted once, in {@link CacheCounters#decodes()}, {@link
- *       CacheCounters#privateDecodes()}, {@link CacheCounters#sharedReads()} or {@link
- *       CacheCounters#retainedReads()}, and its reader's {@link BroadcastReader#served()} says
- *       which; its {@link BroadcastReader#decodeNanos()} and {@link BroadcastReader#waitNanos()}
- *       are this task's share of the decoding and waiting, taken where the counters are.
+ *   <li>Each open that returns a reader is counted once in {@link CacheCounters}, as its reader's
+ *       {@link BroadcastReader#served()} says; the reader's decode and wait times are this task's
+ *       share of the counters' (see {@link BroadcastReader.Served}).
  * </ul>
  *
  * <p>Derived values ({@link BroadcastReader#derived(Object, Derivation)}), each rule broken on
@@ -60,8 +57,8 @@ import org.apache.arrow.util.Preconditions;
  * <ul>
  *   <li>An entry has at most one value per key (compared by {@code equals}); different keys of one
  *       entry are separate values, built and freed separately.
- *   <li>The first task to ask for a key builds its value, outside the monitor, from a fresh reader
- *       of its own and into a child allocator of the entry's. Tasks asking meanwhile wait, and a
+ *   <li>The first task to ask for a key builds its value, outside every monitor, from a fresh
+ *       reader of its own and into a child allocator of the entry's. Tasks asking meanwhile wait, and a
  *       killed waiter stops as a killed decode waiter does (the build goes on). Later tasks reuse
  *       the value. While a task builds or waits it holds the entry once more, so the entry cannot
  *       go under the build even if the task's own hold ends meanwhile.
@@ -75,8 +72,8 @@ import org.apache.arrow.util.Preconditions;
  *       plus its values' {@link DerivedValue#heapBytes()}, wherever an entry's bytes count: the
  *       gauges, the snapshot, the retention budget and the storage memory. They are taken each time
  *       the entry becomes idle, so a value built while the entry is held is counted from then on.
- *   <li>The decoded batches stay beside the derived values: a retained entry keeps both, and its
- *       bytes are their sum (a value may keep positions into the batches rather than copies).
+ *   <li>A retained entry keeps its decoded batches beside its values (which may keep positions
+ *       into the batches rather than copies), and its bytes are their sum.
  *   <li>On a private entry (sharing off, dictionaries, after a failed shared decode) a value is
  *       built for that task alone and closed with the entry when the task's hold ends.
  *   <li>Waits for a derived value count in {@link CacheCounters#waits()} and {@link
@@ -84,10 +81,13 @@ import org.apache.arrow.util.Preconditions;
  *       BroadcastReader#waitNanos()}.
  * </ul>
  *
- * <p>State changes happen under one monitor in short critical sections; decoding and waiting happen
- * outside it. {@link Retention}'s liveness test and its {@link StorageMemory} are called under the
- * monitor, so that what is retained and what is acquired always agree: they must not call back into
- * the cache.
+ * <p>Locking: the cache's monitor guards which entries exist and which are retained; each entry's
+ * own monitor guards its state and holds, and each entry's derived values guard theirs. Locks are
+ * taken in that order only, in short critical sections; decoding, building and waiting happen
+ * outside all of them. {@link Retention}'s liveness test and its {@link StorageMemory} are called
+ * under the cache's monitor, so that what is retained and what is acquired always agree: they must
+ * not call back into the cache. The fields each monitor guards say so ({@code GuardedBy}), and the
+ * compiler checks it.
  */
 @Public
 public final class DecodedBroadcastCache {
@@ -102,14 +102,18 @@ public final class DecodedBroadcastCache {
   private final BroadcastDecoder decoder;
   private final long maxEntryBytes;
   private final Retention retention;
-  private final Map<Long, Entry> entries = new HashMap<>();
-
-  /** The idle retained entries, least recently used first. Guarded by the monitor. */
-  private final LinkedHashMap<Long, Entry> retained = new LinkedHashMap<>();
-
   private final CacheCounters counters;
 
-  /** Set by {@link #close()}: from then on nothing is retained. Guarded by the monitor. */
+  /** The shared entries by broadcast id: decoding, shared or retained. */
+  @GuardedBy("this")
+  private final Map<Long, CacheEntry> entries = new HashMap<>();
+
+  /** The idle retained entries, least recently used first. */
+  @GuardedBy("this")
+  private final LinkedHashMap<Long, CacheEntry> retained = new LinkedHashMap<>();
+
+  /** Set by {@link #close()}: from then on nothing is retained. */
+  @GuardedBy("this")
   private boolean closed;
 
   /**
@@ -160,6 +164,38 @@ public final class DecodedBroadcastCache {
     this.counters = new CacheCounters(allocator);
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Opening a broadcast
+
+  /** The part a task opening a broadcast plays, given what it finds for it. */
+  enum Arrival {
+    /** Nothing there: it decodes, for itself and the tasks that arrive meanwhile. */
+    DECODE,
+    /** Another task is decoding it: it waits, then reads it (or decodes for itself). */
+    WAIT,
+    /** Decoded, and held by other tasks: it reads it. */
+    READ_SHARED,
+    /** Idle and retained: it reads it, holding it again. */
+    READ_RETAINED
+  }
+
+  /** The part a task opening the listed {@code entry} plays. */
+  private static Arrival arrivalAt(CacheEntry entry) {
+    State state = entry.state();
+    switch (state) {
+      case DECODING:
+        return Arrival.WAIT;
+      case SHARED:
+        return Arrival.READ_SHARED;
+      case RETAINED:
+        return Arrival.READ_RETAINED;
+      default:
+        // PRIVATE, FAILED and RELEASED entries are no longer listed.
+        throw new IllegalStateException(
+            "broadcast " + entry.broadcastId + ": a listed entry is " + state);
+    }
+  }
+
   /**
    * Opens {@code source} for {@code task}. The task holds the decoded broadcast until it completes;
    * the returned reader's current view is closed then too.
@@ -173,19 +209,19 @@ public final class DecodedBroadcastCache {
       return decodePrivately(source, task, DecodeLog.PrivateReason.SHARING_OFF, 0);
     }
     long id = source.broadcastId();
-    Entry entry;
-    State found;
+    CacheEntry entry;
+    Arrival arrival;
     List<Evicted> evicted = new ArrayList<>();
     synchronized (this) {
       evictDroppedAndPressed(evicted);
       entry = entries.get(id);
       if (entry == null) {
-        entry = new Entry(id, newEntryAllocator("broadcast-" + id));
+        entry = new CacheEntry(id, newEntryAllocator("broadcast-" + id), counters);
         entries.put(id, entry);
-        found = null;
+        arrival = Arrival.DECODE;
       } else {
-        found = entry.state;
-        if (found == State.RETAINED) {
+        arrival = arrivalAt(entry);
+        if (arrival == Arrival.READ_RETAINED) {
           // Held again: its bytes are the tasks' from here, no longer storage memory's.
           leaveRetained(entry);
           entry.moveTo(State.SHARED);
@@ -195,265 +231,31 @@ public final class DecodedBroadcastCache {
       // hold the entry from here: none of them can free it under another.
       hold(entry);
     }
-    free(evicted);
+    freeEvicted(evicted);
     // Outside the monitor: the task's listener registration is foreign code.
     Hold hold = new Hold(entry, task);
-    task.onCompletion(hold::finish);
-    if (found == null) {
-      return decodeShared(hold, source, task);
+    task.onCompletion(hold::release);
+    switch (arrival) {
+      case DECODE:
+        return decodeShared(hold, source, task);
+      case READ_RETAINED:
+        counters.retainedReads.incrementAndGet();
+        DecodeLog.retainedRead(id, task);
+        return hold.attach(BroadcastReader.Served.RETAINED, 0, 0);
+      case READ_SHARED:
+        counters.sharedReads.incrementAndGet();
+        DecodeLog.sharedRead(id, task);
+        return hold.attach(BroadcastReader.Served.SHARED, 0, 0);
+      case WAIT:
+        return awaitDecode(hold, source, task);
+      default:
+        throw new AssertionError(arrival);
     }
-    if (found == State.RETAINED) {
-      counters.retainedReads.incrementAndGet();
-      DecodeLog.retainedRead(id, task);
-      return hold.attach(BroadcastReader.Served.RETAINED, 0, 0);
-    }
-    if (found == State.SHARED) {
-      counters.sharedReads.incrementAndGet();
-      DecodeLog.sharedRead(id, task);
-      return hold.attach(BroadcastReader.Served.SHARED, 0, 0);
-    }
-    counters.waits.incrementAndGet();
-    DecodeLog.waiting(id, task);
-    boolean shareable;
-    long waitStart = System.nanoTime();
-    long waited = 0;
-    try {
-      shareable = KillableWait.await(entry.outcome, task, () -> "broadcast " + id + " to decode");
-    } catch (IOException | RuntimeException | Error e) {
-      hold.finish();
-      throw e;
-    } finally {
-      waited = System.nanoTime() - waitStart;
-      counters.waitNanos.addAndGet(waited);
-    }
-    if (shareable) {
-      counters.sharedReads.incrementAndGet();
-      DecodeLog.sharedRead(id, task);
-      return hold.attach(BroadcastReader.Served.SHARED, 0, waited);
-    }
-    // Failed or not shareable: let go of it now, and decode for this task alone.
-    DecodeLog.PrivateReason reason;
-    synchronized (this) {
-      reason =
-          entry.state == State.FAILED
-              ? DecodeLog.PrivateReason.SHARED_DECODE_FAILED
-              : DecodeLog.PrivateReason.DICTIONARIES;
-    }
-    hold.finish();
-    return decodePrivately(source, task, reason, waited);
-  }
-
-  /** What the cache holds now. */
-  public synchronized CacheSnapshot snapshot() {
-    List<CacheSnapshot.EntryState> states = new ArrayList<>(entries.size());
-    for (Entry e : entries.values()) {
-      states.add(
-          new CacheSnapshot.EntryState(
-              e.broadcastId,
-              e.state == State.SHARED || e.state == State.RETAINED,
-              e.state == State.RETAINED,
-              e.holders(),
-              bytesOf(e)));
-    }
-    return new CacheSnapshot(states, allocator.getAllocatedMemory());
-  }
-
-  /**
-   * Says that broadcast {@code broadcastId} is gone (unpersisted or destroyed): its entry, if idle,
-   * is freed now; if held, it is freed by its last holder instead of retained.
-   */
-  public void drop(long broadcastId) {
-    List<Evicted> evicted = new ArrayList<>();
-    synchronized (this) {
-      Entry entry = entries.get(broadcastId);
-      if (entry == null) {
-        return;
-      }
-      if (entry.state == State.RETAINED) {
-        evict(entry, Eviction.DROPPED, evicted);
-      } else {
-        entry.dropped = true;
-      }
-    }
-    free(evicted);
-  }
-
-  /**
-   * Frees the idle entries whose broadcast is no longer live, then, while the storage memory is
-   * under pressure, the idle entries least recently used first. The cache does this at each open
-   * and at the end of each hold; an engine may call it at other task ends too.
-   */
-  public void checkRetained() {
-    List<Evicted> evicted = new ArrayList<>();
-    synchronized (this) {
-      evictDroppedAndPressed(evicted);
-    }
-    free(evicted);
-  }
-
-  /**
-   * Frees every idle entry and retains nothing from now on. Entries that tasks still hold are freed
-   * when their last holder completes; the cache still serves opens, without retention.
-   */
-  public void close() {
-    List<Evicted> evicted = new ArrayList<>();
-    synchronized (this) {
-      closed = true;
-      while (!retained.isEmpty()) {
-        evict(retained.values().iterator().next(), Eviction.CLOSED, evicted);
-      }
-    }
-    free(evicted);
-  }
-
-  /** Running totals since the cache was made. */
-  public CacheCounters counters() {
-    return counters;
-  }
-
-  /**
-   * {@link BroadcastReader#derived(Object, Derivation)} for a task holding {@code entry}: reuses
-   * the entry's value for {@code key}, waits for the task building it, or builds it.
-   */
-  private <T> T derive(
-      Entry entry, TaskScope task, BroadcastReader asker, Object key, Derivation<T> derivation)
-      throws IOException {
-    synchronized (this) {
-      // Held once more while building or waiting: the task's own hold may end meanwhile (its
-      // completion on another thread), and the entry must not go under the build.
-      hold(entry);
-    }
-    try {
-      while (true) {
-        DerivedSlot slot;
-        DerivedState found;
-        synchronized (this) {
-          slot = entry.derived.get(key);
-          if (slot == null) {
-            slot = new DerivedSlot(entry.nextDerivedNumber++);
-            entry.derived.put(key, slot);
-            found = null;
-          } else {
-            found = slot.state;
-          }
-        }
-        if (found == null) {
-          return build(entry, slot, key, task, asker, derivation);
-        }
-        if (found == DerivedState.READY) {
-          return reuse(entry, slot, key, task);
-        }
-        counters.waits.incrementAndGet();
-        DecodeLog.derivedWaiting(entry.broadcastId, key, task);
-        boolean ready;
-        long waitStart = System.nanoTime();
-        try {
-          ready =
-              KillableWait.await(
-                  slot.outcome,
-                  task,
-                  () -> "broadcast " + entry.broadcastId + "'s derived value " + key);
-        } finally {
-          long waited = System.nanoTime() - waitStart;
-          counters.waitNanos.addAndGet(waited);
-          asker.addWaitNanos(waited);
-        }
-        if (ready) {
-          return reuse(entry, slot, key, task);
-        }
-        // The build failed, and its slot is gone: ask again; one of the waiters builds.
-      }
-    } finally {
-      release(entry);
-    }
-  }
-
-  /** Builds {@code slot}'s value, outside the monitor, as its builder. */
-  private <T> T build(
-      Entry entry,
-      DerivedSlot slot,
-      Object key,
-      TaskScope task,
-      BroadcastReader asker,
-      Derivation<T> derivation)
-      throws IOException {
-    long start = System.nanoTime();
-    BufferAllocator valueAllocator =
-        entry.allocator.newChildAllocator(
-            entry.allocator.getName() + "-derived-" + slot.number, 0, Long.MAX_VALUE);
-    DerivedValue<T> built = null;
-    try {
-      // It tells what the asking task's open cost: the build is that task's.
-      try (BroadcastReader buildReader =
-          new BroadcastReader(
-              entry.decoded,
-              entry.allocator,
-              BroadcastReader.NO_DERIVED_VALUES,
-              asker.served(),
-              asker.decodeNanos(),
-              asker.waitNanos())) {
-        built = derivation.build(buildReader, valueAllocator);
-      }
-      Preconditions.checkState(built != null, "derivation %s returned no value", key);
-    } catch (IOException | RuntimeException | Error e) {
-      counters.failedDerivations.incrementAndGet();
-      synchronized (this) {
-        slot.moveTo(DerivedState.FAILED);
-        entry.derived.remove(key, slot);
-      }
-      // A value built before the build reader failed to close goes too.
-      AutoCloseables.close(e, built, valueAllocator);
-      slot.outcome.complete(false);
-      DecodeLog.failedDerivation(entry.broadcastId, key, task, start, e);
-      throw e;
-    }
-    boolean shared;
-    synchronized (this) {
-      slot.value = built;
-      slot.allocator = valueAllocator;
-      slot.moveTo(DerivedState.READY);
-      entry.derivedHeapBytes += built.heapBytes();
-      counters.derivedHeapBytes.addAndGet(built.heapBytes());
-      shared = entry.state != State.PRIVATE;
-    }
-    counters.derivedBuilds.incrementAndGet();
-    slot.outcome.complete(true);
-    DecodeLog.derivedBuilt(
-        entry.broadcastId,
-        key,
-        task,
-        shared,
-        start,
-        valueAllocator.getAllocatedMemory(),
-        built.heapBytes());
-    return built.value();
-  }
-
-  /** The READY value of {@code slot}, which cannot close while this task holds its entry. */
-  private <T> T reuse(Entry entry, DerivedSlot slot, Object key, TaskScope task) {
-    DerivedValue<?> value;
-    synchronized (this) {
-      Preconditions.checkState(slot.state == DerivedState.READY, "reusing a %s value", slot.state);
-      value = slot.value;
-    }
-    counters.derivedReuses.incrementAndGet();
-    DecodeLog.derivedReused(entry.broadcastId, key, task);
-    @SuppressWarnings("unchecked")
-    T typed = (T) value.value();
-    return typed;
-  }
-
-  /**
-   * An entry's bytes: its allocator's (decoded batches, views, derived values' Arrow memory) and
-   * its derived values' heap bytes. Under the monitor.
-   */
-  private static long bytesOf(Entry entry) {
-    return entry.allocator.getAllocatedMemory() + entry.derivedHeapBytes;
   }
 
   private BroadcastReader decodeShared(Hold hold, BroadcastSource source, TaskScope task)
       throws IOException {
-    Entry entry = hold.entry;
+    CacheEntry entry = hold.entry;
     long start = System.nanoTime();
     DecodedBroadcast decoded;
     try {
@@ -469,7 +271,7 @@ public final class DecodedBroadcastCache {
       // The waiters' holds end with nothing to free: the allocator goes now.
       AutoCloseables.close(e, entry.allocator);
       entry.outcome.complete(false);
-      hold.finish();
+      hold.release();
       DecodeLog.failedDecode(source, task, start, waiting, e);
       throw e;
     }
@@ -477,12 +279,12 @@ public final class DecodedBroadcastCache {
     long bytes = entry.allocator.getAllocatedMemory();
     counters.decodes.incrementAndGet();
     boolean shareable = !decoded.hasDictionaries();
+    entry.decoded = decoded;
     synchronized (this) {
-      entry.decoded = decoded;
       if (shareable) {
         entry.moveTo(State.SHARED);
       } else {
-        // Kept by this task alone; the waiters let go and decode for themselves.
+        // Kept by this task alone; the waiters release it and decode for themselves.
         entry.moveTo(State.PRIVATE);
         entries.remove(entry.broadcastId, entry);
       }
@@ -497,16 +299,50 @@ public final class DecodedBroadcastCache {
     return hold.attach(BroadcastReader.Served.DECODED, decodeNanos, 0);
   }
 
+  /** Waits for another task's decode, holding the entry; decodes privately if it cannot share. */
+  private BroadcastReader awaitDecode(Hold hold, BroadcastSource source, TaskScope task)
+      throws IOException {
+    CacheEntry entry = hold.entry;
+    counters.waits.incrementAndGet();
+    DecodeLog.waiting(entry.broadcastId, task);
+    boolean shareable;
+    long waitStart = System.nanoTime();
+    long waited = 0;
+    try {
+      shareable =
+          KillableWait.await(
+              entry.outcome, task, () -> "broadcast " + entry.broadcastId + " to decode");
+    } catch (IOException | RuntimeException | Error e) {
+      hold.release();
+      throw e;
+    } finally {
+      waited = System.nanoTime() - waitStart;
+      counters.waitNanos.addAndGet(waited);
+    }
+    if (shareable) {
+      counters.sharedReads.incrementAndGet();
+      DecodeLog.sharedRead(entry.broadcastId, task);
+      return hold.attach(BroadcastReader.Served.SHARED, 0, waited);
+    }
+    // Failed or not shareable: release it now, and decode for this task alone.
+    DecodeLog.PrivateReason reason =
+        entry.state() == State.FAILED
+            ? DecodeLog.PrivateReason.SHARED_DECODE_FAILED
+            : DecodeLog.PrivateReason.DICTIONARIES;
+    hold.release();
+    return decodePrivately(source, task, reason, waited);
+  }
+
   /**
    * @param waitNanos what this task waited before, for a shared decode it could not read
    */
   private BroadcastReader decodePrivately(
       BroadcastSource source, TaskScope task, DecodeLog.PrivateReason reason, long waitNanos)
       throws IOException {
-    Entry entry =
-        new Entry(
-            source.broadcastId(),
-            newEntryAllocator("broadcast-" + source.broadcastId() + "-task-" + task.attemptId()));
+    long id = source.broadcastId();
+    CacheEntry entry =
+        new CacheEntry(
+            id, newEntryAllocator("broadcast-" + id + "-task-" + task.attemptId()), counters);
     long start = System.nanoTime();
     try {
       entry.decoded = decoder.decode(source, entry.allocator);
@@ -524,208 +360,87 @@ public final class DecodedBroadcastCache {
       hold(entry);
     }
     Hold hold = new Hold(entry, task);
-    task.onCompletion(hold::finish);
+    task.onCompletion(hold::release);
     return hold.attach(BroadcastReader.Served.PRIVATE, decodeNanos, waitNanos);
+  }
+
+  private BufferAllocator newEntryAllocator(String name) {
+    return allocator.newChildAllocator(name, 0, maxEntryBytes);
+  }
+
+  /**
+   * {@link BroadcastReader#derived(Object, Derivation)} for a task holding {@code entry}: reuses
+   * the entry's value for {@code key}, waits for the task building it, or builds it.
+   */
+  private <T> T derive(
+      CacheEntry entry, TaskScope task, BroadcastReader asker, Object key, Derivation<T> derivation)
+      throws IOException {
+    synchronized (this) {
+      // Held once more while building or waiting: the task's own hold may end meanwhile (its
+      // completion on another thread), and the entry must not go under the build.
+      hold(entry);
+    }
+    try {
+      boolean shared = entry.state() != State.PRIVATE;
+      return entry.derived.get(entry.decoded, shared, task, asker, key, derivation);
+    } finally {
+      release(entry);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Holds: taken under the cache's monitor, ended by release
+
+  /** Takes one hold on {@code entry}. */
+  @GuardedBy("this")
+  private void hold(CacheEntry entry) {
+    if (entry.hold() == 1) {
+      counters.entriesHeld.incrementAndGet();
+    }
   }
 
   /**
    * Ends one hold on {@code entry}. The last hold on a shared entry retains it if it may, and
    * otherwise frees it, as the last hold on a private one does.
    */
-  private void release(Entry entry) {
+  private void release(CacheEntry entry) {
     List<Evicted> evicted = new ArrayList<>();
-    boolean freeEntry = false;
+    boolean free = false;
     long bytes = 0;
     synchronized (this) {
-      if (letGo(entry) == 0) {
-        if (entry.state == State.FAILED) {
+      if (entry.release() == 0) {
+        counters.entriesHeld.decrementAndGet();
+        State state = entry.state();
+        if (state == State.FAILED) {
           entries.remove(entry.broadcastId, entry);
-        } else if (entry.state != State.SHARED || !retain(entry, evicted)) {
+        } else if (state != State.SHARED || !retain(entry, evicted)) {
           entries.remove(entry.broadcastId, entry);
           entry.moveTo(State.RELEASED);
-          freeEntry = true;
-          bytes = bytesOf(entry);
+          free = true;
+          bytes = entry.bytes();
         }
       }
       evictDroppedAndPressed(evicted);
     }
-    if (freeEntry) {
-      closeEntry(entry);
+    if (free) {
+      free(entry);
       DecodeLog.released(entry.broadcastId, bytes);
     }
-    free(evicted);
+    freeEvicted(evicted);
   }
 
   /**
-   * Keeps an idle shared entry as RETAINED if the broadcast lives and its bytes fit, evicting idle
-   * entries for the budget, and are granted by the storage memory. Under the monitor.
-   *
-   * @return false if the entry is to be freed
+   * One task's hold on an entry, from the moment it arrives: released once, by the task's
+   * completion or earlier (a waiter that will not share the entry), closing the task's reader
+   * first.
    */
-  private boolean retain(Entry entry, List<Evicted> evicted) {
-    if (!retention.enabled() || closed) {
-      return false;
-    }
-    long id = entry.broadcastId;
-    long bytes = bytesOf(entry);
-    String refusal = null;
-    if (entry.dropped || !retention.isLive(id)) {
-      refusal = "the broadcast is no longer live";
-    } else if (bytes > retention.maxBytes()) {
-      refusal = "it is larger than the retention budget of " + retention.maxBytes() + " bytes";
-    } else {
-      while (counters.bytesRetained.get() + bytes > retention.maxBytes()) {
-        evict(retained.values().iterator().next(), Eviction.BUDGET, evicted);
-      }
-      if (!retention.memory().tryAcquire(id, bytes)) {
-        refusal = "the storage memory has no room for its " + bytes + " bytes";
-      }
-    }
-    if (refusal != null) {
-      DecodeLog.notRetained(id, refusal);
-      return false;
-    }
-    entry.moveTo(State.RETAINED);
-    entry.retainedBytes = bytes;
-    retained.put(id, entry);
-    counters.entriesRetained.incrementAndGet();
-    long total = counters.bytesRetained.addAndGet(bytes);
-    DecodeLog.retained(id, bytes, total);
-    return true;
-  }
-
-  /** An idle entry leaves the retained ones (its storage memory goes back). Under the monitor. */
-  private void leaveRetained(Entry entry) {
-    retained.remove(entry.broadcastId);
-    counters.entriesRetained.decrementAndGet();
-    counters.bytesRetained.addAndGet(-entry.retainedBytes);
-    retention.memory().release(entry.broadcastId, entry.retainedBytes);
-  }
-
-  /** Evicts the idle {@code entry}; {@link #free} frees it after the monitor. Under the monitor. */
-  private void evict(Entry entry, Eviction cause, List<Evicted> evicted) {
-    leaveRetained(entry);
-    entries.remove(entry.broadcastId, entry);
-    entry.moveTo(State.RELEASED);
-    counters.countEviction(cause);
-    evicted.add(new Evicted(entry, cause));
-  }
-
-  /** The checks of each open and each hold's end (see {@link #checkRetained()}). */
-  private void evictDroppedAndPressed(List<Evicted> evicted) {
-    if (retained.isEmpty()) {
-      return;
-    }
-    for (Entry entry : new ArrayList<>(retained.values())) {
-      if (!retention.isLive(entry.broadcastId)) {
-        evict(entry, Eviction.DROPPED, evicted);
-      }
-    }
-    while (!retained.isEmpty() && retention.memory().underPressure()) {
-      evict(retained.values().iterator().next(), Eviction.PRESSURE, evicted);
-    }
-  }
-
-  /** Frees evicted entries, outside the monitor. */
-  private void free(List<Evicted> evicted) {
-    for (Evicted e : evicted) {
-      closeEntry(e.entry);
-      DecodeLog.evicted(e.entry.broadcastId, e.entry.retainedBytes, e.cause);
-    }
-  }
-
-  /**
-   * Frees an entry no task holds and the cache no longer lists (so, outside the monitor): its
-   * derived values (each release, then its allocator), its decoded buffers, its allocator. A
-   * release that throws is logged and does not keep the rest from being freed.
-   */
-  private void closeEntry(Entry entry) {
-    RuntimeException failure = null;
-    for (Map.Entry<Object, DerivedSlot> derived : entry.derived.entrySet()) {
-      DerivedSlot slot = derived.getValue();
-      slot.moveTo(DerivedState.CLOSED);
-      try {
-        slot.value.close();
-      } catch (RuntimeException e) {
-        DecodeLog.derivedReleaseFailed(entry.broadcastId, derived.getKey(), e);
-      }
-      counters.derivedHeapBytes.addAndGet(-slot.value.heapBytes());
-      try {
-        slot.allocator.close();
-      } catch (RuntimeException e) {
-        // Memory the release did not free: loud, as a leaked view would be.
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    entry.derived.clear();
-    try {
-      entry.close();
-    } catch (RuntimeException e) {
-      if (failure == null) {
-        failure = e;
-      } else {
-        failure.addSuppressed(e);
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
-  }
-
-  private void hold(Entry entry) {
-    if (entry.hold() == 1) {
-      counters.entriesHeld.incrementAndGet();
-    }
-  }
-
-  private int letGo(Entry entry) {
-    int left = entry.letGo();
-    if (left == 0) {
-      counters.entriesHeld.decrementAndGet();
-    }
-    return left;
-  }
-
-  /** Why an idle retained entry was freed. */
-  enum Eviction {
-    BUDGET("to make room in the retention budget"),
-    PRESSURE("the storage memory is under pressure"),
-    DROPPED("the broadcast is no longer live"),
-    CLOSED("the cache is closed");
-
-    final String why;
-
-    Eviction(String why) {
-      this.why = why;
-    }
-  }
-
-  /** An entry evicted under the monitor, to free after it. */
-  private static final class Evicted {
-    final Entry entry;
-    final Eviction cause;
-
-    Evicted(Entry entry, Eviction cause) {
-      this.entry = entry;
-      this.cause = cause;
-    }
-  }
-
-  /**
-   * One task's hold on an entry, from the moment it arrives: ended once, by the task's completion
-   * or earlier (a waiter that will not share the entry), closing the task's reader first.
-   */
-  private final class Hold implements BroadcastReader.DerivedValues {
-    final Entry entry;
+  private final class Hold implements BroadcastReader.DerivedValueSource {
+    final CacheEntry entry;
     private final TaskScope task;
-    private final AtomicBoolean finished = new AtomicBoolean();
+    private final AtomicBoolean released = new AtomicBoolean();
     private volatile BroadcastReader reader;
 
-    Hold(Entry entry, TaskScope task) {
+    Hold(CacheEntry entry, TaskScope task) {
       this.entry = entry;
       this.task = task;
     }
@@ -746,20 +461,211 @@ public final class DecodedBroadcastCache {
       return derive(entry, task, reader, key, derivation);
     }
 
-    void finish() {
-      if (finished.compareAndSet(false, true)) {
+    void release() {
+      if (released.compareAndSet(false, true)) {
         BroadcastReader attached = reader;
         if (attached != null) {
           attached.close();
         }
-        release(entry);
+        DecodedBroadcastCache.this.release(entry);
       }
     }
   }
 
-  private BufferAllocator newEntryAllocator(String name) {
-    return allocator.newChildAllocator(name, 0, maxEntryBytes);
+  // ---------------------------------------------------------------------------------------------
+  // Retention and eviction
+
+  /**
+   * Keeps an idle shared entry as RETAINED if the broadcast lives and its bytes fit, evicting idle
+   * entries for the budget, and are granted by the storage memory.
+   *
+   * @return false if the entry is to be freed
+   */
+  @GuardedBy("this")
+  private boolean retain(CacheEntry entry, List<Evicted> evicted) {
+    if (!retention.enabled() || closed) {
+      return false;
+    }
+    long id = entry.broadcastId;
+    long bytes = entry.bytes();
+    String refusal = null;
+    if (entry.dropped() || !retention.isLive(id)) {
+      refusal = "the broadcast is no longer live";
+    } else if (bytes > retention.maxBytes()) {
+      refusal = "it is larger than the retention budget of " + retention.maxBytes() + " bytes";
+    } else {
+      while (counters.bytesRetained.get() + bytes > retention.maxBytes()) {
+        evict(retained.values().iterator().next(), Eviction.BUDGET, evicted);
+      }
+      if (!retention.memory().tryAcquire(id, bytes)) {
+        refusal = "the storage memory has no room for its " + bytes + " bytes";
+      }
+    }
+    if (refusal != null) {
+      DecodeLog.notRetained(id, refusal);
+      return false;
+    }
+    entry.retain(bytes);
+    retained.put(id, entry);
+    counters.entriesRetained.incrementAndGet();
+    long total = counters.bytesRetained.addAndGet(bytes);
+    DecodeLog.retained(id, bytes, total);
+    return true;
   }
+
+  /** An idle entry leaves the retained ones (its storage memory goes back). */
+  @GuardedBy("this")
+  private void leaveRetained(CacheEntry entry) {
+    long bytes = entry.retainedBytes();
+    retained.remove(entry.broadcastId);
+    counters.entriesRetained.decrementAndGet();
+    counters.bytesRetained.addAndGet(-bytes);
+    retention.memory().release(entry.broadcastId, bytes);
+  }
+
+  /** Evicts the idle {@code entry}; {@link #freeEvicted} frees it after the monitor. */
+  @GuardedBy("this")
+  private void evict(CacheEntry entry, Eviction cause, List<Evicted> evicted) {
+    leaveRetained(entry);
+    entries.remove(entry.broadcastId, entry);
+    entry.moveTo(State.RELEASED);
+    counters.countEviction(cause);
+    evicted.add(new Evicted(entry, cause));
+  }
+
+  /** The checks of each open and each hold's end (see {@link #checkRetained()}). */
+  @GuardedBy("this")
+  private void evictDroppedAndPressed(List<Evicted> evicted) {
+    if (retained.isEmpty()) {
+      return;
+    }
+    for (CacheEntry entry : new ArrayList<>(retained.values())) {
+      if (!retention.isLive(entry.broadcastId)) {
+        evict(entry, Eviction.DROPPED, evicted);
+      }
+    }
+    while (!retained.isEmpty() && retention.memory().underPressure()) {
+      evict(retained.values().iterator().next(), Eviction.PRESSURE, evicted);
+    }
+  }
+
+  /** Frees evicted entries, outside the monitor. */
+  private static void freeEvicted(List<Evicted> evicted) {
+    for (Evicted e : evicted) {
+      free(e.entry);
+      DecodeLog.evicted(e.entry.broadcastId, e.entry.retainedBytes(), e.cause);
+    }
+  }
+
+  /**
+   * Frees an entry no task holds and the cache no longer lists (so, outside the monitor): its
+   * derived values, its decoded buffers, its allocator.
+   */
+  private static void free(CacheEntry entry) {
+    RuntimeException failure = null;
+    try {
+      entry.derived.closeAll();
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    try {
+      if (entry.decoded != null) {
+        entry.decoded.close();
+      }
+      entry.allocator.close();
+    } catch (RuntimeException e) {
+      failure = DerivedValues.addTo(failure, e);
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /** An entry evicted under the monitor, to free after it. */
+  private static final class Evicted {
+    final CacheEntry entry;
+    final Eviction cause;
+
+    Evicted(CacheEntry entry, Eviction cause) {
+      this.entry = entry;
+      this.cause = cause;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // What engines call besides open
+
+  /** What the cache holds now. */
+  public synchronized CacheSnapshot snapshot() {
+    List<CacheSnapshot.EntryState> states = new ArrayList<>(entries.size());
+    for (CacheEntry e : entries.values()) {
+      State state = e.state();
+      states.add(
+          new CacheSnapshot.EntryState(
+              e.broadcastId,
+              state == State.SHARED || state == State.RETAINED,
+              state == State.RETAINED,
+              e.holders(),
+              e.bytes()));
+    }
+    return new CacheSnapshot(states, allocator.getAllocatedMemory());
+  }
+
+  /**
+   * Says that broadcast {@code broadcastId} is gone (unpersisted or destroyed): its entry, if idle,
+   * is freed now; if held, it is freed by its last holder instead of retained.
+   */
+  public void drop(long broadcastId) {
+    List<Evicted> evicted = new ArrayList<>();
+    synchronized (this) {
+      CacheEntry entry = entries.get(broadcastId);
+      if (entry == null) {
+        return;
+      }
+      if (entry.state() == State.RETAINED) {
+        evict(entry, Eviction.DROPPED, evicted);
+      } else {
+        entry.drop();
+      }
+    }
+    freeEvicted(evicted);
+  }
+
+  /**
+   * Frees the idle entries whose broadcast is no longer live, then, while the storage memory is
+   * under pressure, the idle entries least recently used first. The cache does this at each open
+   * and at the end of each hold; an engine may call it at other task ends too.
+   */
+  public void checkRetained() {
+    List<Evicted> evicted = new ArrayList<>();
+    synchronized (this) {
+      evictDroppedAndPressed(evicted);
+    }
+    freeEvicted(evicted);
+  }
+
+  /**
+   * Frees every idle entry and retains nothing from now on. Entries that tasks still hold are freed
+   * when their last holder completes; the cache still serves opens, without retention.
+   */
+  public void close() {
+    List<Evicted> evicted = new ArrayList<>();
+    synchronized (this) {
+      closed = true;
+      while (!retained.isEmpty()) {
+        evict(retained.values().iterator().next(), Eviction.CLOSED, evicted);
+      }
+    }
+    freeEvicted(evicted);
+  }
+
+  /** Running totals since the cache was made, and gauges. */
+  public CacheCounters counters() {
+    return counters;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The entry state machine
 
   /**
    * The life of an entry. A shared one: DECODING, then SHARED (or FAILED, or PRIVATE when its
@@ -789,269 +695,6 @@ public final class DecodedBroadcastCache {
         default:
           return false;
       }
-    }
-  }
-
-  /**
-   * The life of one derived value: BUILDING by the task that asked first, then READY (shared as its
-   * entry is) or FAILED (gone from its entry, so the next task to ask builds anew). A READY value
-   * becomes CLOSED when its entry is freed; its entry, held by its builder, cannot go while it is
-   * BUILDING.
-   */
-  enum DerivedState {
-    BUILDING,
-    READY,
-    FAILED,
-    CLOSED;
-
-    boolean canMoveTo(DerivedState next) {
-      switch (this) {
-        case BUILDING:
-          return next == READY || next == FAILED;
-        case READY:
-          return next == CLOSED;
-        default:
-          return false;
-      }
-    }
-  }
-
-  /** One key's derived value of an entry. Guarded by the cache's monitor. */
-  private static final class DerivedSlot {
-    /** Numbers the value's allocator within its entry. */
-    final int number;
-
-    /** Completes when the build ends: true if the value is READY, false if the build failed. */
-    final CompletableFuture<Boolean> outcome = new CompletableFuture<>();
-
-    DerivedState state = DerivedState.BUILDING;
-
-    DerivedValue<?> value;
-    BufferAllocator allocator;
-
-    DerivedSlot(int number) {
-      this.number = number;
-    }
-
-    void moveTo(DerivedState next) {
-      if (!state.canMoveTo(next)) {
-        throw new IllegalStateException(
-            "derived value " + number + " cannot move from " + state + " to " + next);
-      }
-      state = next;
-    }
-  }
-
-  /** One broadcast's decoded value and the tasks holding it. Guarded by the cache's monitor. */
-  private static final class Entry {
-    final long broadcastId;
-    final BufferAllocator allocator;
-
-    /** Completes when the decode ends: true if the entry is now shared, false otherwise. */
-    final CompletableFuture<Boolean> outcome = new CompletableFuture<>();
-
-    State state = State.DECODING;
-    DecodedBroadcast decoded;
-    private int holders;
-
-    /** Set by {@link DecodedBroadcastCache#drop(long)}: freed, not retained, at its last holder. */
-    boolean dropped;
-
-    /** The bytes acquired from the storage memory while RETAINED. */
-    long retainedBytes;
-
-    /** Its derived values by key; changed only while a task holds the entry. */
-    final Map<Object, DerivedSlot> derived = new HashMap<>();
-
-    /** The heap bytes of its READY derived values. */
-    long derivedHeapBytes;
-
-    int nextDerivedNumber;
-
-    Entry(long broadcastId, BufferAllocator allocator) {
-      this.broadcastId = broadcastId;
-      this.allocator = allocator;
-    }
-
-    void moveTo(State next) {
-      if (!state.canMoveTo(next)) {
-        throw new IllegalStateException(
-            "broadcast " + broadcastId + ": entry cannot move from " + state + " to " + next);
-      }
-      state = next;
-    }
-
-    /** Takes one hold; returns the holds now. */
-    int hold() {
-      if (state == State.RELEASED || state == State.FAILED || state == State.RETAINED) {
-        throw new IllegalStateException(
-            "broadcast " + broadcastId + ": a hold on a " + state + " entry");
-      }
-      return ++holders;
-    }
-
-    /** Ends one hold; returns the holds left. */
-    int letGo() {
-      if (holders <= 0) {
-        throw new IllegalStateException("broadcast " + broadcastId + ": more releases than holds");
-      }
-      return --holders;
-    }
-
-    int holders() {
-      return holders;
-    }
-
-    /** Frees the decoded buffers (if any) and the allocator, its derived values already closed. */
-    void close() {
-      if (decoded != null) {
-        decoded.close();
-      }
-      allocator.close();
-    }
-  }
-
-  /** Counts of what the cache has done, for tests and metrics. */
-  public static final class CacheCounters {
-    final AtomicLong decodes = new AtomicLong();
-    final AtomicLong privateDecodes = new AtomicLong();
-    final AtomicLong sharedReads = new AtomicLong();
-    final AtomicLong retainedReads = new AtomicLong();
-    final AtomicLong waits = new AtomicLong();
-    final AtomicLong waitNanos = new AtomicLong();
-    final AtomicLong failedDecodes = new AtomicLong();
-    final AtomicLong budgetEvictions = new AtomicLong();
-    final AtomicLong pressureEvictions = new AtomicLong();
-    final AtomicLong droppedEvictions = new AtomicLong();
-    final AtomicLong closedEvictions = new AtomicLong();
-    final AtomicLong derivedBuilds = new AtomicLong();
-    final AtomicLong derivedReuses = new AtomicLong();
-    final AtomicLong failedDerivations = new AtomicLong();
-    // Gauges, changed under the cache's monitor.
-    final AtomicLong entriesHeld = new AtomicLong();
-    final AtomicLong entriesRetained = new AtomicLong();
-    final AtomicLong bytesRetained = new AtomicLong();
-
-    /** Heap bytes of every derived value not yet closed, held or retained. */
-    final AtomicLong derivedHeapBytes = new AtomicLong();
-
-    private final BufferAllocator cacheAllocator;
-
-    CacheCounters(BufferAllocator cacheAllocator) {
-      this.cacheAllocator = cacheAllocator;
-    }
-
-    void countEviction(Eviction cause) {
-      switch (cause) {
-        case BUDGET:
-          budgetEvictions.incrementAndGet();
-          break;
-        case PRESSURE:
-          pressureEvictions.incrementAndGet();
-          break;
-        case DROPPED:
-          droppedEvictions.incrementAndGet();
-          break;
-        case CLOSED:
-          closedEvictions.incrementAndGet();
-          break;
-      }
-    }
-
-    /** Successful decodes into a shared entry (including one later found to carry dictionaries). */
-    public long decodes() {
-      return decodes.get();
-    }
-
-    /** Successful decodes for one task alone: sharing off, after a failed or unshareable decode. */
-    public long privateDecodes() {
-      return privateDecodes.get();
-    }
-
-    /** Reads that took a hold on an entry another running task decoded or holds. */
-    public long sharedReads() {
-      return sharedReads.get();
-    }
-
-    /** Reads served from an idle retained entry, without decoding (not in {@link #sharedReads}). */
-    public long retainedReads() {
-      return retainedReads.get();
-    }
-
-    /** Times a task waited for another task's decode or derived value. */
-    public long waits() {
-      return waits.get();
-    }
-
-    /** Nanoseconds tasks spent waiting for other tasks' decodes and derived values, in all. */
-    public long waitNanos() {
-      return waitNanos.get();
-    }
-
-    public long failedDecodes() {
-      return failedDecodes.get();
-    }
-
-    /** Derived values built: one per entry and key, for shared entries and private ones. */
-    public long derivedBuilds() {
-      return derivedBuilds.get();
-    }
-
-    /** Times a task got a derived value another task (or itself, earlier) had built. */
-    public long derivedReuses() {
-      return derivedReuses.get();
-    }
-
-    /** Builds of derived values that threw (not cached; the next task to ask builds again). */
-    public long failedDerivations() {
-      return failedDerivations.get();
-    }
-
-    /** Idle entries evicted to make room for another in the retention budget. */
-    public long budgetEvictions() {
-      return budgetEvictions.get();
-    }
-
-    /** Idle entries evicted because the storage memory was under pressure. */
-    public long pressureEvictions() {
-      return pressureEvictions.get();
-    }
-
-    /** Idle entries evicted because their broadcast was no longer live. */
-    public long droppedEvictions() {
-      return droppedEvictions.get();
-    }
-
-    /** Idle entries evicted by {@link DecodedBroadcastCache#close()}. */
-    public long closedEvictions() {
-      return closedEvictions.get();
-    }
-
-    /** Gauge: entries (shared or private) that running tasks hold now, decoding ones included. */
-    public long entriesHeld() {
-      return entriesHeld.get();
-    }
-
-    /**
-     * Gauge: bytes of the entries tasks hold (their views and derived values, heap bytes included):
-     * all the cache's bytes but the retained ones.
-     */
-    public long bytesHeld() {
-      return Math.max(
-          0, cacheAllocator.getAllocatedMemory() + derivedHeapBytes.get() - bytesRetained.get());
-    }
-
-    /** Gauge: idle retained entries now. */
-    public long entriesRetained() {
-      return entriesRetained.get();
-    }
-
-    /**
-     * Gauge: bytes of the idle retained entries (derived values' heap bytes included), as acquired
-     * from the storage memory.
-     */
-    public long bytesRetained() {
-      return bytesRetained.get();
     }
   }
 }

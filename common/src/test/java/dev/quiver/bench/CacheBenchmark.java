@@ -1,6 +1,7 @@
 package dev.quiver.bench;
 
 import dev.quiver.broadcast.BroadcastReader;
+import dev.quiver.broadcast.CacheCounters;
 import dev.quiver.broadcast.DecodedBroadcastCache;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
@@ -312,7 +313,7 @@ public class CacheBenchmark {
       for (Future<Long> task : tasks) {
         sum += task.get();
       }
-      DecodedBroadcastCache.CacheCounters counters = cache.counters();
+      CacheCounters counters = cache.counters();
       stats.add(
           cpu.get(),
           allocator.getPeakMemoryAllocation(),

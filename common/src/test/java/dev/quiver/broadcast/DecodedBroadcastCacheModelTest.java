@@ -356,7 +356,7 @@ class DecodedBroadcastCacheModelTest {
     TestBroadcast[] broadcasts = new TestBroadcast[BROADCASTS];
     long[] sizes = new long[BROADCASTS];
     for (int i = 0; i < BROADCASTS; i++) {
-      long id = i + 1;
+      long id = i + 1L;
       broadcasts[i] =
           TestBroadcast.encode(
               id,
@@ -394,7 +394,7 @@ class DecodedBroadcastCacheModelTest {
         if (!running.contains(task)) {
           running.add(task);
         }
-        long id = 1 + random.nextInt(BROADCASTS);
+        long id = 1L + random.nextInt(BROADCASTS);
         boolean share = random.nextInt(10) != 0;
         boolean failDecode = random.nextInt(15) == 0;
         what = "task " + task.attemptId() + " opens " + id + (share ? "" : " privately");
@@ -470,7 +470,7 @@ class DecodedBroadcastCacheModelTest {
         model.complete(task);
         task.complete();
       } else if (choice < 87) {
-        long id = 1 + random.nextInt(BROADCASTS);
+        long id = 1L + random.nextInt(BROADCASTS);
         boolean nowLive = !live.contains(id);
         what = "broadcast " + id + (nowLive ? " lives again" : " is no longer live");
         if (nowLive) {
@@ -479,7 +479,7 @@ class DecodedBroadcastCacheModelTest {
           live.remove(id);
         }
       } else if (choice < 90) {
-        long id = 1 + random.nextInt(BROADCASTS);
+        long id = 1L + random.nextInt(BROADCASTS);
         what = "drop " + id;
         model.drop(id);
         cache.drop(id);
@@ -530,7 +530,7 @@ class DecodedBroadcastCacheModelTest {
       ScriptedDecoder decoder,
       WalkDerivation[] derivations,
       String when) {
-    DecodedBroadcastCache.CacheCounters c = cache.counters();
+    CacheCounters c = cache.counters();
     CacheSnapshot snapshot = cache.snapshot();
     String where = when + ": " + snapshot;
     assertEquals(

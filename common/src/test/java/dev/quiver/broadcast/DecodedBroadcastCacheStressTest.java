@@ -105,8 +105,10 @@ class DecodedBroadcastCacheStressTest {
     ScheduledExecutorService killer = Executors.newSingleThreadScheduledExecutor();
     if (retain) {
       Random random = new Random(seed);
-      killer.scheduleWithFixedDelay(
-          () -> changeTheirLives(random, live, memory, cache), 0, 3, TimeUnit.MILLISECONDS);
+      // Stopped by shutdownNow below; it throws nothing worth checking.
+      Future<?> unused =
+          killer.scheduleWithFixedDelay(
+              () -> changeTheirLives(random, live, memory, cache), 0, 3, TimeUnit.MILLISECONDS);
     }
     try {
       List<Future<?>> done = new ArrayList<>();
@@ -140,7 +142,7 @@ class DecodedBroadcastCacheStressTest {
       assertTrue(killer.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
     }
 
-    DecodedBroadcastCache.CacheCounters counters = cache.counters();
+    CacheCounters counters = cache.counters();
     String summary =
         String.format(
             "seed %d: %s; decoder calls %d, decodes %d, private %d, shared reads %d, waits %d,"
@@ -194,7 +196,7 @@ class DecodedBroadcastCacheStressTest {
   /** One change of the broadcasts' lives or of Spark's use of the storage memory. */
   private void changeTheirLives(
       Random random, Set<Long> live, BoundedStorageMemory memory, DecodedBroadcastCache cache) {
-    long id = 1 + random.nextInt(5);
+    long id = 1L + random.nextInt(5);
     switch (random.nextInt(4)) {
       case 0:
         if (!live.remove(id)) {
@@ -232,7 +234,7 @@ class DecodedBroadcastCacheStressTest {
       String reason = "killed: " + name;
       killReason = reason;
       int delay = random.nextBoolean() ? 0 : random.nextInt(200);
-      killer.schedule(() -> task.kill(reason), delay, TimeUnit.MILLISECONDS);
+      Future<?> unused = killer.schedule(() -> task.kill(reason), delay, TimeUnit.MILLISECONDS);
     }
     int holdMillis = random.nextInt(4) == 0 ? random.nextInt(3) : 0;
     try (BufferAllocator own = allocator.newChildAllocator(name, 0, Long.MAX_VALUE)) {

@@ -38,7 +38,6 @@ class DecodedBroadcastCacheWaitingTest {
   /** A killed waiter must stop well within this (it checks every 100 ms); generous on purpose. */
   private static final long KILL_NOTICED_SECONDS = 5;
 
-  private BufferAllocator allocator;
   private ExecutorService executor;
   private ScriptedDecoder decoder;
   private DecodedBroadcastCache cache;
@@ -46,7 +45,6 @@ class DecodedBroadcastCacheWaitingTest {
 
   @BeforeEach
   void setUp(BufferAllocator allocator) throws Exception {
-    this.allocator = allocator;
     executor = Executors.newCachedThreadPool();
     decoder = new ScriptedDecoder();
     cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);

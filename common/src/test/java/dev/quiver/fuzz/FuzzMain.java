@@ -1,6 +1,8 @@
 package dev.quiver.fuzz;
 
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -68,7 +70,8 @@ public final class FuzzMain {
     SummaryGeneratingListener summary = new SummaryGeneratingListener();
     launcher.execute(request, summary);
     TestExecutionSummary result = summary.getSummary();
-    PrintWriter out = new PrintWriter(System.out, true);
+    PrintWriter out =
+        new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
     result.printFailuresTo(out, 40);
     result.printTo(out);
     boolean passed =

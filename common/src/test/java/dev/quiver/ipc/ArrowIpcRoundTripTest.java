@@ -257,7 +257,7 @@ class ArrowIpcRoundTripTest {
           if (t == 1) {
             tagValues.setNull(firstTag + t);
           } else {
-            tagValues.setSafe(firstTag + t, ("t" + (tagIndex++)).getBytes(StandardCharsets.UTF_8));
+            tagValues.setSafe(firstTag + t, ("t" + tagIndex++).getBytes(StandardCharsets.UTF_8));
           }
         }
         tagLists.endValue(s, tagCount);

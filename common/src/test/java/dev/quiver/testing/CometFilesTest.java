@@ -17,6 +17,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.List;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -34,7 +35,7 @@ class CometFilesTest {
 
   @Test
   void everyFileMatchesItsChecksumAndNoneIsUnlisted() throws IOException {
-    TreeMap<String, String> listed = checksums(CometFiles.root().resolve(CometFiles.CHECKSUMS));
+    SortedMap<String, String> listed = checksums(CometFiles.root().resolve(CometFiles.CHECKSUMS));
     assertEquals(14, listed.size(), "the broadcast, the rows, 3 codecs x 2 maps x data and index");
     for (String name : listed.keySet()) {
       assertEquals(listed.get(name), sha256(CometFiles.file(name)), name + " was altered");
@@ -108,7 +109,7 @@ class CometFilesTest {
   }
 
   /** {@code sha256sum}'s lines: file name to hex digest. */
-  private static TreeMap<String, String> checksums(Path file) throws IOException {
+  private static SortedMap<String, String> checksums(Path file) throws IOException {
     TreeMap<String, String> sums = new TreeMap<>();
     for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
       String[] parts = line.split(" [ *]", 2);

@@ -1,7 +1,7 @@
 package dev.quiver.spark
 
 import dev.quiver.annotation.Public
-import dev.quiver.broadcast.{CacheSnapshot, DecodedBroadcastCache}
+import dev.quiver.broadcast.{CacheCounters, CacheSnapshot}
 import org.apache.spark.sql.quiver.QuiverRuntime
 import org.apache.spark.sql.quiver.broadcast.ExecutorCacheReports
 
@@ -13,7 +13,7 @@ import org.apache.spark.sql.quiver.broadcast.ExecutorCacheReports
 object QuiverMetrics {
 
   /** The decoded-broadcast cache's counters since the JVM started: decodes, shared reads, waits. */
-  def broadcastCache: DecodedBroadcastCache.CacheCounters = QuiverRuntime.broadcastCache.counters()
+  def broadcastCache: CacheCounters = QuiverRuntime.broadcastCache.counters()
 
   /** The decoded-broadcast cache's entries now, with their holders and bytes. */
   def broadcastCacheEntries: CacheSnapshot = QuiverRuntime.broadcastCache.snapshot()

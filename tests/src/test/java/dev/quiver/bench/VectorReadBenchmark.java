@@ -218,7 +218,7 @@ public class VectorReadBenchmark {
         int n = Math.min(batchRows, rows - first);
         root.allocateNew();
         for (int i = 0; i < n; i++) {
-          long id = first + i;
+          long id = (long) first + i;
           k.setSafe(i, id);
           v.setSafe(i, id * 31);
           s.setSafe(i, ("value-" + id).getBytes(StandardCharsets.UTF_8));

@@ -1,5 +1,6 @@
 package dev.quiver.tools;
 
+import com.google.errorprone.annotations.FormatMethod;
 import java.io.PrintStream;
 import java.util.List;
 import org.apache.arrow.vector.ValueVector;
@@ -32,6 +33,7 @@ final class Report {
     summary.println(text);
   }
 
+  @FormatMethod
   void line(String format, Object... args) {
     summary.println(String.format(format, args));
   }

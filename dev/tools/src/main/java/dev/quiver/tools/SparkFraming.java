@@ -8,6 +8,8 @@ import java.nio.charset.StandardCharsets;
  * describing it, and the bytes its streams start with (to say, when a file fails to decode, whether
  * it was such a stream at all).
  */
+// Immutable in fact: the magic arrays are never written, and the codecs are stateless constants.
+@SuppressWarnings("ImmutableEnumChecker")
 enum SparkFraming {
   LZ4(
       SparkStreamCodec.LZ4,

@@ -94,7 +94,7 @@ class QuiverDumpTest {
 
         DumpRun rows = DumpRun.of("--rows", "--codec=" + codec, file);
         assertEquals(0, rows.status, rows::toString);
-        String[] lines = rows.out.split("\n");
+        String[] lines = rows.out.lines().toArray(String[]::new);
         assertEquals(ROWS, lines.length);
         for (int r = 0; r < ROWS; r++) {
           assertRow(root, r, JSON.readTree(lines[r]));

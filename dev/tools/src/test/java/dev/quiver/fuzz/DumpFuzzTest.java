@@ -77,7 +77,7 @@ class DumpFuzzTest {
     long decompressed;
     if ((input[0] & COMPRESS_BY_TARGET) != 0) {
       file = FuzzCodecs.compress(codec, input, 1, input.length - 1);
-      decompressed = input.length - 1;
+      decompressed = input.length - 1L;
     } else {
       file = Arrays.copyOfRange(input, 1, input.length);
       decompressed =

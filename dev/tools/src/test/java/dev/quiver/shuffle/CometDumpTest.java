@@ -234,7 +234,7 @@ class CometDumpTest {
   void broadcastRowsWithoutNamesAreKeyedByPosition() throws IOException {
     DumpRun run = DumpRun.of("--rows", "--limit", "3", file("broadcast-0.bin"));
     assertEquals(0, run.status, run::toString);
-    String[] lines = run.out.split("\n");
+    String[] lines = run.out.lines().toArray(String[]::new);
     assertEquals(3, lines.length, run::toString);
     JsonNode first = JSON.readTree(lines[0]);
     List<String> keys = new ArrayList<>();
@@ -297,7 +297,7 @@ class CometDumpTest {
 
   private static Map<Long, JsonNode> parseRows(String out) throws IOException {
     Map<Long, JsonNode> rows = new HashMap<>();
-    for (String line : out.split("\n")) {
+    for (String line : out.lines().toArray(String[]::new)) {
       JsonNode row = JSON.readTree(line);
       assertTrue(row.isObject(), line);
       JsonNode k = row.get("k");

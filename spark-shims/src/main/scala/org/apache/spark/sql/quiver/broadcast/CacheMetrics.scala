@@ -2,7 +2,7 @@ package org.apache.spark.sql.quiver.broadcast
 
 import com.codahale.metrics.{Gauge, MetricRegistry}
 import dev.quiver.annotation.Internal
-import dev.quiver.broadcast.DecodedBroadcastCache
+import dev.quiver.broadcast.CacheCounters
 import org.apache.spark.sql.quiver.QuiverRuntime
 
 /**
@@ -14,7 +14,7 @@ import org.apache.spark.sql.quiver.QuiverRuntime
 object CacheMetrics {
 
   /** Every metric's name, with what it reads. */
-  val Gauges: Seq[(String, DecodedBroadcastCache.CacheCounters => Long)] = Seq(
+  val Gauges: Seq[(String, CacheCounters => Long)] = Seq(
     "broadcast.decodes" -> (_.decodes()),
     "broadcast.privateDecodes" -> (_.privateDecodes()),
     "broadcast.failedDecodes" -> (_.failedDecodes()),

@@ -1,0 +1,104 @@
+package dev.quiver.broadcast;
+
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import java.util.concurrent.CompletableFuture;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * One broadcast's decoded value in a {@link DecodedBroadcastCache}, its derived values and the
+ * holds on it. Its monitor guards its state; the cache moves it through {@link
+ * DecodedBroadcastCache.State} only under the cache's monitor too, together with the cache's maps
+ * (the rules of when an entry moves are the cache's; this class enforces which moves exist).
+ */
+final class CacheEntry {
+  final long broadcastId;
+  final BufferAllocator allocator;
+  final DerivedValues derived;
+
+  /** Completes when the decode ends: true if the entry is now shared, false otherwise. */
+  final CompletableFuture<Boolean> outcome = new CompletableFuture<>();
+
+  /** Set once, by its decoder, before {@link #outcome} completes or a hold is attached. */
+  volatile DecodedBroadcast decoded;
+
+  @GuardedBy("this")
+  private DecodedBroadcastCache.State state = DecodedBroadcastCache.State.DECODING;
+
+  @GuardedBy("this")
+  private int holders;
+
+  /** Set by {@link DecodedBroadcastCache#drop(long)}: freed, not retained, at its last holder. */
+  @GuardedBy("this")
+  private boolean dropped;
+
+  /** The bytes acquired from the storage memory while RETAINED. */
+  @GuardedBy("this")
+  private long retainedBytes;
+
+  CacheEntry(long broadcastId, BufferAllocator allocator, CacheCounters counters) {
+    this.broadcastId = broadcastId;
+    this.allocator = allocator;
+    this.derived = new DerivedValues(broadcastId, allocator, counters);
+  }
+
+  synchronized DecodedBroadcastCache.State state() {
+    return state;
+  }
+
+  synchronized void moveTo(DecodedBroadcastCache.State next) {
+    if (!state.canMoveTo(next)) {
+      throw new IllegalStateException(
+          "broadcast " + broadcastId + ": entry cannot move from " + state + " to " + next);
+    }
+    state = next;
+  }
+
+  /** Takes one hold; returns the holds now. */
+  synchronized int hold() {
+    if (state == DecodedBroadcastCache.State.RELEASED
+        || state == DecodedBroadcastCache.State.FAILED
+        || state == DecodedBroadcastCache.State.RETAINED) {
+      throw new IllegalStateException(
+          "broadcast " + broadcastId + ": a hold on a " + state + " entry");
+    }
+    return ++holders;
+  }
+
+  /** Ends one hold; returns the holds left. */
+  synchronized int release() {
+    if (holders <= 0) {
+      throw new IllegalStateException("broadcast " + broadcastId + ": more releases than holds");
+    }
+    return --holders;
+  }
+
+  synchronized int holders() {
+    return holders;
+  }
+
+  synchronized void drop() {
+    dropped = true;
+  }
+
+  synchronized boolean dropped() {
+    return dropped;
+  }
+
+  /** Becomes idle and retained, with {@code bytes} acquired from the storage memory. */
+  synchronized void retain(long bytes) {
+    moveTo(DecodedBroadcastCache.State.RETAINED);
+    retainedBytes = bytes;
+  }
+
+  synchronized long retainedBytes() {
+    return retainedBytes;
+  }
+
+  /**
+   * Its bytes: its allocator's (decoded batches, views, derived values' Arrow memory) and its
+   * derived values' heap bytes.
+   */
+  long bytes() {
+    return allocator.getAllocatedMemory() + derived.heapBytes();
+  }
+}
