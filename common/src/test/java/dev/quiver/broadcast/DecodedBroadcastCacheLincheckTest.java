@@ -1,0 +1,317 @@
+package dev.quiver.broadcast;
+
+import dev.quiver.ipc.StreamCodec;
+import dev.quiver.testing.FakeTask;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.jetbrains.lincheck.datastructures.IntGen;
+import org.jetbrains.lincheck.datastructures.ManagedStrategyGuarantee;
+import org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.StressOptions;
+import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The cache's operations, model-checked and stress-tested by Lincheck against their sequential run:
+ * tasks that open a broadcast and read it, ask for a derived value, and complete (each on the
+ * thread that opened them, possibly several operations later), interleaved with the calls an engine
+ * makes between tasks (a broadcast dropped or no longer live, the retained entries checked, the
+ * cache closed).
+ *
+ * <p>What one task reads is the same however the cache served it (decoded, shared, retained), so
+ * the sequential specification ({@link Specification}) is what each task must get: its broadcast's
+ * values, and no exception, in every interleaving: the state machines throw on an illegal move, a
+ * hold released twice or taken on a freed entry. Lincheck reports a deadlock or a lost wake-up as a
+ * hang. After each run {@link #noHoldsNoLeaks()} checks the cache at rest: no holds, gauges that
+ * match the entries, the storage memory holding exactly the retained bytes, and, once closed,
+ * nothing left in its allocator.
+ *
+ * <p>Which entries stay retained is left to {@link DecodedBroadcastCacheModelTest}: sharing makes
+ * it depend on which tasks overlapped, which no sequential run reproduces.
+ */
+// Public, as Lincheck makes its instances by reflection from another module.
+@Tag("model-check")
+public class DecodedBroadcastCacheLincheckTest {
+
+  private static final int BROADCASTS = 2;
+  private static final int ROWS = 3;
+
+  /**
+   * More than the threads Lincheck runs: its parts before and after the parallel one have ids too.
+   */
+  private static final int THREAD_IDS = 8;
+
+  /** Parent of every run's allocator: each run checks its own is empty, then closes it. */
+  private static final RootAllocator ROOT = new RootAllocator();
+
+  /** Encodes the broadcasts once; the cache under test decodes them in every run. */
+  private static final List<TestBroadcast> SOURCES = encodeSources();
+
+  /** The bytes of one decoded entry (both broadcasts have the same shape). */
+  private static final long ENTRY_BYTES = entryBytes();
+
+  private final BufferAllocator allocator =
+      ROOT.newChildAllocator("lincheck-run", 0, Long.MAX_VALUE);
+  private final Set<Long> live = ConcurrentHashMap.newKeySet();
+  private final BoundedStorageMemory memory = new BoundedStorageMemory(1 << 30);
+
+  /** Budget for one entry: a second one retained evicts the first. */
+  private final DecodedBroadcastCache cache =
+      new DecodedBroadcastCache(
+          allocator,
+          BroadcastDecoder.ARROW_IPC,
+          Long.MAX_VALUE,
+          Retention.of(ENTRY_BYTES * 3 / 2, memory, live::contains));
+
+  /** The tasks each thread has opened and not yet completed. */
+  private final List<List<FakeTask>> openTasks = new ArrayList<>();
+
+  public DecodedBroadcastCacheLincheckTest() {
+    for (long id = 1; id <= BROADCASTS; id++) {
+      live.add(id);
+    }
+    for (int t = 0; t < THREAD_IDS; t++) {
+      openTasks.add(new ArrayList<>());
+    }
+  }
+
+  /** A task opens broadcast {@code id}, reads every batch, and keeps its hold until completed. */
+  @Operation
+  public long open(
+      @Param(gen = ThreadIdGen.class) int thread, @Param(gen = IntGen.class, conf = "1:2") int id)
+      throws IOException {
+    FakeTask task = FakeTask.tellingOfKills();
+    openTasks.get(thread).add(task);
+    BroadcastReader reader = cache.open(SOURCES.get(id - 1), task, true);
+    return sumOfKeys(reader);
+  }
+
+  /** A task opens broadcast {@code id}, asks for its derived sum of keys, and completes. */
+  @Operation
+  public long derive(@Param(gen = IntGen.class, conf = "1:2") int id) throws IOException {
+    FakeTask task = FakeTask.tellingOfKills();
+    try {
+      BroadcastReader reader = cache.open(SOURCES.get(id - 1), task, true);
+      return reader.derived(
+          "sum",
+          (buildReader, valueAllocator) -> DerivedValue.of(sumOfKeys(buildReader), 8, () -> {}));
+    } finally {
+      task.complete();
+    }
+  }
+
+  /** Completes the tasks this thread opened (their holds end); returns how many. */
+  @Operation
+  public int completeTasks(@Param(gen = ThreadIdGen.class) int thread) {
+    List<FakeTask> tasks = openTasks.get(thread);
+    int completed = tasks.size();
+    for (FakeTask task : tasks) {
+      task.complete();
+    }
+    tasks.clear();
+    return completed;
+  }
+
+  /** Spark drops broadcast {@code id} and tells the cache. */
+  @Operation
+  public void drop(@Param(gen = IntGen.class, conf = "1:2") int id) {
+    live.remove((long) id);
+    cache.drop(id);
+  }
+
+  /** Spark drops broadcast {@code id}; the cache learns at its next check. */
+  @Operation
+  public void forget(@Param(gen = IntGen.class, conf = "1:2") int id) {
+    live.remove((long) id);
+  }
+
+  @Operation
+  public void checkRetained() {
+    cache.checkRetained();
+  }
+
+  @Operation
+  public void close() {
+    cache.close();
+  }
+
+  /** The cache at rest, every task completed: its holds, gauges, memory and, closed, no bytes. */
+  @Validate
+  public void noHoldsNoLeaks() {
+    for (int t = 0; t < openTasks.size(); t++) {
+      completeTasks(t);
+    }
+    // What an engine does between tasks: no broadcast Spark dropped stays retained past it.
+    cache.checkRetained();
+    CacheSnapshot snapshot = cache.snapshot();
+    CacheCounters counters = cache.counters();
+    long retainedBytes = 0;
+    Set<Long> retainedIds = new HashSet<>();
+    for (CacheSnapshot.EntryState entry : snapshot.entries()) {
+      check(entry.holders() == 0, "a hold outlived its task: " + entry);
+      check(entry.retained(), "an entry no task holds is not retained: " + entry);
+      check(live.contains(entry.broadcastId()), "a dropped broadcast is retained: " + entry);
+      retainedBytes += entry.bytes();
+      retainedIds.add(entry.broadcastId());
+    }
+    check(counters.entriesHeld() == 0, "entries held: " + counters.entriesHeld());
+    check(
+        counters.entriesRetained() == retainedIds.size(),
+        "retained gauge " + counters.entriesRetained() + " for " + retainedIds);
+    check(
+        counters.bytesRetained() == retainedBytes && memory.used() == retainedBytes,
+        "retained bytes: gauge "
+            + counters.bytesRetained()
+            + ", storage memory "
+            + memory.used()
+            + ", entries "
+            + retainedBytes);
+    cache.close();
+    check(allocator.getAllocatedMemory() == 0, "bytes left: " + allocator.getAllocatedMemory());
+    check(memory.used() == 0, "storage memory left: " + memory.used());
+    allocator.close();
+  }
+
+  @Test
+  void linearizableUnderModelChecking() {
+    new ModelCheckingOptions()
+        .sequentialSpecification(Specification.class)
+        .iterations(10)
+        .invocationsPerIteration(150)
+        .threads(2)
+        .actorsPerThread(3)
+        .actorsBefore(1)
+        .actorsAfter(1)
+        .addGuarantee(atomicOutsideTheCache())
+        .check(getClass());
+  }
+
+  @Test
+  void linearizableUnderStress() {
+    new StressOptions()
+        .sequentialSpecification(Specification.class)
+        .iterations(10)
+        .invocationsPerIteration(300)
+        .threads(3)
+        .actorsPerThread(3)
+        .actorsBefore(1)
+        .actorsAfter(1)
+        .check(getClass());
+  }
+
+  /**
+   * What each operation returns when run one at a time, without a cache: a task reads its
+   * broadcast's keys (or their derived sum) whatever else happens, and completing a thread's tasks
+   * completes those it opened. Anything else the cache does, an exception included, differs.
+   */
+  public static final class Specification {
+    private final int[] openTasks = new int[THREAD_IDS];
+
+    public long open(int thread, int id) {
+      openTasks[thread]++;
+      return expectedSum(id);
+    }
+
+    public long derive(int id) {
+      return expectedSum(id);
+    }
+
+    public int completeTasks(int thread) {
+      int completed = openTasks[thread];
+      openTasks[thread] = 0;
+      return completed;
+    }
+
+    public void drop(int id) {}
+
+    public void forget(int id) {}
+
+    public void checkRetained() {}
+
+    public void close() {}
+
+    private static long expectedSum(int id) {
+      long sum = 0;
+      for (TestBroadcast.ExpectedBatch batch : SOURCES.get(id - 1).batches()) {
+        for (long key = batch.firstKey; key < batch.firstKey + batch.rows; key++) {
+          sum += key;
+        }
+      }
+      return sum;
+    }
+  }
+
+  /**
+   * Arrow, the IPC decode, logging and the test's own fakes run as single steps: what is checked is
+   * how the cache interleaves, and switching threads inside them only multiplies the runs.
+   */
+  private static ManagedStrategyGuarantee atomicOutsideTheCache() {
+    return ManagedStrategyGuaranteeKt.forClasses(
+            name ->
+                name.startsWith("org.apache.arrow.")
+                    || name.startsWith("dev.quiver.ipc.")
+                    || name.startsWith("dev.quiver.codec.")
+                    || name.startsWith("dev.quiver.io.")
+                    || name.startsWith("dev.quiver.testing.")
+                    || name.startsWith("org.slf4j."))
+        .allMethods()
+        .treatAsAtomic();
+  }
+
+  private static long sumOfKeys(BroadcastReader reader) {
+    long sum = 0;
+    while (reader.next()) {
+      VectorSchemaRoot view = reader.current();
+      BigIntVector keys = (BigIntVector) view.getVector(0);
+      for (int i = 0; i < view.getRowCount(); i++) {
+        sum += keys.get(i);
+      }
+    }
+    return sum;
+  }
+
+  private static long entryBytes() {
+    try (BufferAllocator probe = ROOT.newChildAllocator("probe", 0, Long.MAX_VALUE)) {
+      DecodedBroadcast decoded = BroadcastDecoder.ARROW_IPC.decode(SOURCES.get(0), probe);
+      long bytes = probe.getAllocatedMemory();
+      decoded.close();
+      return bytes;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static List<TestBroadcast> encodeSources() {
+    List<TestBroadcast> sources = new ArrayList<>();
+    try (BufferAllocator encoding = ROOT.newChildAllocator("encode", 0, Long.MAX_VALUE)) {
+      for (long id = 1; id <= BROADCASTS; id++) {
+        sources.add(
+            TestBroadcast.encode(
+                id, TestBroadcast.Shape.BUILD_SIDE, StreamCodec.NONE, encoding, new int[] {ROWS}));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return sources;
+  }
+
+  private static void check(boolean condition, String what) {
+    if (!condition) {
+      throw new IllegalStateException(what);
+    }
+  }
+}
