@@ -58,10 +58,10 @@ import org.apache.arrow.util.Preconditions;
  *   <li>An entry has at most one value per key (compared by {@code equals}); different keys of one
  *       entry are separate values, built and freed separately.
  *   <li>The first task to ask for a key builds its value, outside every monitor, from a fresh
- *       reader of its own and into a child allocator of the entry's. Tasks asking meanwhile wait, and a
- *       killed waiter stops as a killed decode waiter does (the build goes on). Later tasks reuse
- *       the value. While a task builds or waits it holds the entry once more, so the entry cannot
- *       go under the build even if the task's own hold ends meanwhile.
+ *       reader of its own and into a child allocator of the entry's. Tasks asking meanwhile wait,
+ *       and a killed waiter stops as a killed decode waiter does (the build goes on). Later tasks
+ *       reuse the value. While a task builds or waits it holds the entry once more, so the entry
+ *       cannot go under the build even if the task's own hold ends meanwhile.
  *   <li>A failed build is not cached and leaves nothing allocated (its child allocator is closed);
  *       it is rethrown to its builder, and the waiters and the next task to ask try again, one of
  *       them building.
@@ -72,8 +72,8 @@ import org.apache.arrow.util.Preconditions;
  *       plus its values' {@link DerivedValue#heapBytes()}, wherever an entry's bytes count: the
  *       gauges, the snapshot, the retention budget and the storage memory. They are taken each time
  *       the entry becomes idle, so a value built while the entry is held is counted from then on.
- *   <li>A retained entry keeps its decoded batches beside its values (which may keep positions
- *       into the batches rather than copies), and its bytes are their sum.
+ *   <li>A retained entry keeps its decoded batches beside its values (which may keep positions into
+ *       the batches rather than copies), and its bytes are their sum.
  *   <li>On a private entry (sharing off, dictionaries, after a failed shared decode) a value is
  *       built for that task alone and closed with the entry when the task's hold ends.
  *   <li>Waits for a derived value count in {@link CacheCounters#waits()} and {@link
