@@ -1,6 +1,7 @@
 package dev.quiver.ipc;
 
 import dev.quiver.annotation.Public;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.io.ArrayInputStream;
 import dev.quiver.io.BufferReadable;
 import dev.quiver.io.ChunkedInputChannel;

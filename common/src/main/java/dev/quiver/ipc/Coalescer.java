@@ -1,6 +1,7 @@
 package dev.quiver.ipc;
 
 import dev.quiver.annotation.Internal;
+import dev.quiver.codec.StreamCodec;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;

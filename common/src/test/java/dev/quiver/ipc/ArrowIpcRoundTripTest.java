@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.io.ChunkedReads;
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;

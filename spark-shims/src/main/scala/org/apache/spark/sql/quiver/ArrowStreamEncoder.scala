@@ -3,7 +3,7 @@ package org.apache.spark.sql.quiver
 import java.io.ByteArrayOutputStream
 
 import dev.quiver.io.ChunkedOutputChannel
-import dev.quiver.ipc.StreamCodec
+import dev.quiver.codec.StreamCodec
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.VectorSchemaRoot
 import org.apache.arrow.vector.ipc.ArrowStreamWriter

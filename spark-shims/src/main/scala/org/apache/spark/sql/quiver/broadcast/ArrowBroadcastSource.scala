@@ -4,7 +4,7 @@ import java.io.InputStream
 
 import dev.quiver.broadcast.BroadcastSource
 import dev.quiver.io.ArrayInputStream
-import dev.quiver.ipc.StreamCodec
+import dev.quiver.codec.StreamCodec
 import org.apache.spark.broadcast.Broadcast
 
 /**
