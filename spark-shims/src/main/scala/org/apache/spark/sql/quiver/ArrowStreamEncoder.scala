@@ -2,8 +2,8 @@ package org.apache.spark.sql.quiver
 
 import java.io.ByteArrayOutputStream
 
-import dev.quiver.io.PiecewiseOutputChannel
 import dev.quiver.codec.StreamCodec
+import dev.quiver.io.PiecewiseOutputChannel
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.VectorSchemaRoot
 import org.apache.arrow.vector.ipc.ArrowStreamWriter
