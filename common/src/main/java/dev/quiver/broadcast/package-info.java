@@ -6,8 +6,8 @@
  * dev.quiver.broadcast.StorageMemory}). Each task reads through a {@link
  * dev.quiver.broadcast.BroadcastReader} of its own, and may ask for values built once per entry
  * from the decoded broadcast ({@link dev.quiver.broadcast.Derivation}, {@link
- * dev.quiver.broadcast.DerivedValue}). {@link dev.quiver.broadcast.CacheSnapshot} and the cache's
- * counters tell what it holds and what it did.
+ * dev.quiver.broadcast.DerivedValue}). {@link dev.quiver.broadcast.CacheSnapshot} and {@link
+ * dev.quiver.broadcast.CacheCounters} tell what it holds and what it did.
  *
  * <p>Ownership: the cache decodes each entry into a child of the allocator it is given (which it
  * never closes) and owns the entry's buffers and derived values. It frees them when the last task
@@ -17,9 +17,10 @@
  * references on the shared buffers, so a consumer may close them; the shared batches it must
  * neither close nor write. The streams the cache opens from a source it closes.
  *
- * <p>Threads: one cache serves all of an executor's tasks. Its state changes under one monitor, in
- * short sections; decoding, building derived values and waiting happen outside it. A reader is for
- * one task on one thread. The retention's liveness check and storage memory are called under the
+ * <p>Threads: one cache serves all of an executor's tasks. Its state changes in short sections
+ * under the cache's monitor, each entry's and each entry's derived values', taken in that order;
+ * decoding, building derived values and waiting happen outside them all. A reader is for one task
+ * on one thread. The retention's liveness check and storage memory are called under the cache's
  * monitor and must not call back into the cache; a storage memory must be thread-safe.
  */
 package dev.quiver.broadcast;
