@@ -1,7 +1,7 @@
 package dev.quiver.broadcast;
 
 import dev.quiver.annotation.Public;
-import dev.quiver.ipc.StreamCodec;
+import dev.quiver.codec.StreamCodec;
 import java.io.IOException;
 import java.io.InputStream;
 

@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
 
 /**
  * An input stream that can write into a {@link ByteBuffer} itself, such as a decompressor that
- * decompresses straight into direct memory. {@link ChunkedReads} hands such a stream the
+ * decompresses straight into direct memory. {@link PiecewiseReads} hands such a stream the
  * destination buffer instead of staging the bytes through a heap array and copying them.
  */
 @Internal

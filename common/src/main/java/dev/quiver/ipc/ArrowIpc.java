@@ -1,11 +1,12 @@
 package dev.quiver.ipc;
 
 import dev.quiver.annotation.Public;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.io.ArrayInputStream;
 import dev.quiver.io.BufferReadable;
-import dev.quiver.io.ChunkedInputChannel;
-import dev.quiver.io.ChunkedOutputChannel;
-import dev.quiver.io.ChunkedReads;
+import dev.quiver.io.PiecewiseInputChannel;
+import dev.quiver.io.PiecewiseOutputChannel;
+import dev.quiver.io.PiecewiseReads;
 import java.io.ByteArrayOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -30,8 +31,8 @@ import org.xerial.snappy.SnappyError;
 
 /**
  * Decodes and encodes codec-compressed Arrow IPC streams. Reads go through {@link
- * ChunkedInputChannel} (64 KiB pieces, no {@code available()}) into {@link IpcStreamReader}, the
- * strict reader (see there for what it refuses); writes go through {@link ChunkedOutputChannel}.
+ * PiecewiseInputChannel} (64 KiB pieces, no {@code available()}) into {@link IpcStreamReader}, the
+ * strict reader (see there for what it refuses); writes go through {@link PiecewiseOutputChannel}.
  *
  * <p>Logs each decoded stream at TRACE. A refused stream is not logged here: the exception goes to
  * the caller (the broadcast cache, the shuffle reader), which knows what the stream belongs to and
@@ -81,10 +82,10 @@ public final class ArrowIpc {
       String source)
       throws IOException {
     long start = System.nanoTime();
-    ChunkedInputChannel channel = null;
+    PiecewiseInputChannel channel = null;
     IpcStreamReader reader = null;
     try {
-      channel = new ChunkedInputChannel(new CodecFailures(codec.decompress(compressed), codec));
+      channel = new PiecewiseInputChannel(new CodecFailures(codec.decompress(compressed), codec));
       boolean exact = compressedLength >= 0 && codec.isIdentity();
       long trusted = compressedLength < 0 ? 0 : TRUSTED_EXPANSION * compressedLength;
       IpcMessageReader messages =
@@ -150,7 +151,7 @@ public final class ArrowIpc {
     try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
         ArrowStreamWriter writer =
             new ArrowStreamWriter(
-                root, dictionaries, new ChunkedOutputChannel(codec.compress(out)))) {
+                root, dictionaries, new PiecewiseOutputChannel(codec.compress(out)))) {
       VectorLoader loader = new VectorLoader(root);
       writer.start();
       for (ArrowRecordBatch batch : batches) {
@@ -181,7 +182,7 @@ public final class ArrowIpc {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (ArrowStreamWriter writer =
         new ArrowStreamWriter(
-            root, dictionaries, new ChunkedOutputChannel(codec.compress(bytes)))) {
+            root, dictionaries, new PiecewiseOutputChannel(codec.compress(bytes)))) {
       writer.start();
       writer.writeBatch();
       writer.end();
@@ -235,7 +236,7 @@ public final class ArrowIpc {
     @Override
     public int read(ByteBuffer dst) throws IOException {
       try {
-        return ChunkedReads.readPiece(in, dst);
+        return PiecewiseReads.readPiece(in, dst);
       } catch (RuntimeException | SnappyError e) {
         throw failed(e);
       }

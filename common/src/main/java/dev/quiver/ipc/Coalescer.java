@@ -1,6 +1,7 @@
 package dev.quiver.ipc;
 
 import dev.quiver.annotation.Internal;
+import dev.quiver.codec.StreamCodec;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -155,14 +156,14 @@ public final class Coalescer {
     }
     DecodedStream first = decoded.get(0);
     try (VectorSchemaRoot target = VectorSchemaRoot.create(first.schema(), allocator);
-        VectorSchemaRoot piece = VectorSchemaRoot.create(first.schema(), allocator)) {
+        VectorSchemaRoot loaded = VectorSchemaRoot.create(first.schema(), allocator)) {
       target.allocateNew();
       target.setRowCount(0);
-      VectorLoader loader = new VectorLoader(piece);
+      VectorLoader loader = new VectorLoader(loaded);
       for (DecodedStream stream : decoded) {
         for (ArrowRecordBatch batch : stream.batches()) {
           loader.load(batch);
-          VectorSchemaRootAppender.append(false, target, piece);
+          VectorSchemaRootAppender.append(false, target, loaded);
         }
       }
       // The appender keeps vectors' counts; a zero-column root only has its row count.

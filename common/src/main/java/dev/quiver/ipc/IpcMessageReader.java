@@ -323,11 +323,11 @@ final class IpcMessageReader {
   private long fill(ArrowBuf target, long from, long length) throws IOException {
     long total = 0;
     while (total < length) {
-      int chunk = (int) Math.min(Integer.MAX_VALUE, length - total);
-      ByteBuffer view = target.nioBuffer(from + total, chunk);
+      int viewLength = (int) Math.min(Integer.MAX_VALUE, length - total);
+      ByteBuffer view = target.nioBuffer(from + total, viewLength);
       int read = fill(view);
       total += read;
-      if (read < chunk) {
+      if (read < viewLength) {
         break;
       }
     }

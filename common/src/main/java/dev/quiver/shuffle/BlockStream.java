@@ -1,6 +1,6 @@
 package dev.quiver.shuffle;
 
-import dev.quiver.io.ChunkedReads;
+import dev.quiver.io.PiecewiseReads;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -132,7 +132,7 @@ final class BlockStream {
   }
 
   private int read(ByteBuffer dst) throws IOException {
-    int n = ChunkedReads.readFully(in, dst);
+    int n = PiecewiseReads.readFully(in, dst);
     offset += n;
     return n;
   }

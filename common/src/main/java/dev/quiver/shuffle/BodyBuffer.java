@@ -1,6 +1,6 @@
 package dev.quiver.shuffle;
 
-import dev.quiver.io.ChunkedReads;
+import dev.quiver.io.PiecewiseReads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -46,7 +46,7 @@ final class BodyBuffer {
     while (true) {
       int stop = Math.min(length, buf.capacity());
       buf.limit(stop);
-      ChunkedReads.readFully(in, buf);
+      PiecewiseReads.readFully(in, buf);
       if (buf.position() < stop || stop == length) {
         break;
       }

@@ -11,7 +11,18 @@
  *
  * <p>{@link dev.quiver.shuffle.ShuffleBlockDecoder} decodes blocks into Arrow batches (the JVM
  * path); {@link dev.quiver.shuffle.RawBlockIterator} hands each compressed body to a native engine
- * in a reused direct buffer; {@link dev.quiver.shuffle.ShuffleBlockWriter} writes blocks. Readers
- * never call {@code available()} and check every length before allocating for it.
+ * in a reused direct buffer; {@link dev.quiver.shuffle.ShuffleBlockWriter} writes blocks; {@link
+ * dev.quiver.shuffle.BlockCodec} names each body's codec by its tag. Readers never call {@code
+ * available()} and check every length before allocating for it. Around the blocks: {@link
+ * dev.quiver.shuffle.ShuffleIndex} reads Spark's index file of a map output, and {@link
+ * dev.quiver.shuffle.ExactLengthInputStream} holds a segment of its data file to its length.
+ *
+ * <p>Ownership: a decoder or an iterator owns the stream it reads and closes it. The decoder
+ * allocates each batch from the caller's allocator and owns it until the next block or its close (a
+ * consumer that keeps a batch transfers its vectors out); the iterator's body is its own direct
+ * buffer, reused, valid until the next block. The writer leaves its stream open: the caller owns
+ * it. Given a task, a reader stops when the task is killed and is closed when the task ends.
+ * Readers and writers are for one thread, except that a reader's {@code close()} may come from
+ * another thread to stop a stalled read.
  */
 package dev.quiver.shuffle;

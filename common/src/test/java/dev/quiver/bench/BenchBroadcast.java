@@ -1,8 +1,8 @@
 package dev.quiver.bench;
 
 import dev.quiver.broadcast.BroadcastSource;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.ArrowIpc;
-import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;

@@ -3,7 +3,7 @@ package dev.quiver.bench;
 import dev.quiver.broadcast.BroadcastReader;
 import dev.quiver.broadcast.CacheCounters;
 import dev.quiver.broadcast.DecodedBroadcastCache;
-import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;

@@ -1,7 +1,7 @@
 package dev.quiver.bench;
 
-import dev.quiver.io.ChunkedInputChannel;
-import dev.quiver.io.ChunkedReads;
+import dev.quiver.io.PiecewiseInputChannel;
+import dev.quiver.io.PiecewiseReads;
 import dev.quiver.testing.CountingInputStream;
 import java.io.BufferedInputStream;
 import java.io.File;
@@ -110,11 +110,11 @@ public class ChannelReadBenchmark {
   public void writeFile() throws IOException {
     file = File.createTempFile("quiver-jmh-", ".bin");
     file.deleteOnExit();
-    byte[] chunk = new byte[MIB];
-    new Random(42).nextBytes(chunk);
+    byte[] randomMib = new byte[MIB];
+    new Random(42).nextBytes(randomMib);
     try (OutputStream out = new FileOutputStream(file)) {
       for (int i = 0; i < FILE_MIB; i++) {
-        out.write(chunk);
+        out.write(randomMib);
       }
     }
     direct = ByteBuffer.allocateDirect(MIB);
@@ -157,10 +157,10 @@ public class ChannelReadBenchmark {
   // (a) A channel read into a direct 1 MiB buffer, call after call.
 
   @Benchmark
-  public long channelChunked(Calls calls, InvocationCpu cpu) throws IOException {
+  public long channelPiecewise(Calls calls, InvocationCpu cpu) throws IOException {
     cpu.start();
     Opened in = open();
-    try (ReadableByteChannel channel = new ChunkedInputChannel(in.outer)) {
+    try (ReadableByteChannel channel = new PiecewiseInputChannel(in.outer)) {
       long bytes = drain(channel, direct);
       cpu.stop();
       check(bytes);
@@ -184,7 +184,7 @@ public class ChannelReadBenchmark {
 
   // (b) Fill a 1 MiB buffer completely, again and again.
 
-  private long readFullyChunked(ByteBuffer buffer, Calls calls, InvocationCpu cpu, Blackhole bh)
+  private long readFullyPiecewise(ByteBuffer buffer, Calls calls, InvocationCpu cpu, Blackhole bh)
       throws IOException {
     cpu.start();
     Opened in = open();
@@ -192,7 +192,7 @@ public class ChannelReadBenchmark {
       long total = 0;
       while (true) {
         buffer.clear();
-        int n = ChunkedReads.readFully(stream, buffer);
+        int n = PiecewiseReads.readFully(stream, buffer);
         total += n;
         bh.consume(buffer.get(0));
         if (buffer.hasRemaining()) {
@@ -233,15 +233,15 @@ public class ChannelReadBenchmark {
   }
 
   @Benchmark
-  public long readFullyChunkedDirect(Calls calls, InvocationCpu cpu, Blackhole bh)
+  public long readFullyPiecewiseDirect(Calls calls, InvocationCpu cpu, Blackhole bh)
       throws IOException {
-    return readFullyChunked(direct, calls, cpu, bh);
+    return readFullyPiecewise(direct, calls, cpu, bh);
   }
 
   @Benchmark
-  public long readFullyChunkedHeap(Calls calls, InvocationCpu cpu, Blackhole bh)
+  public long readFullyPiecewiseHeap(Calls calls, InvocationCpu cpu, Blackhole bh)
       throws IOException {
-    return readFullyChunked(heap, calls, cpu, bh);
+    return readFullyPiecewise(heap, calls, cpu, bh);
   }
 
   @Benchmark

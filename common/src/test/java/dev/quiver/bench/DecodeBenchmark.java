@@ -1,9 +1,9 @@
 package dev.quiver.bench;
 
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
-import dev.quiver.ipc.SparkStreamCodec;
-import dev.quiver.ipc.StreamCodec;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,6 +1,6 @@
 package dev.quiver.broadcast;
 
-import dev.quiver.ipc.StreamCodec;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -12,10 +12,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.IpcFormatException;
-import dev.quiver.ipc.SparkStreamCodec;
-import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import dev.quiver.testing.LogCapture;

@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.KeyTableDerivation.KeyTable;
 import dev.quiver.broadcast.TestBroadcast.Shape;
-import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package dev.quiver.broadcast;
 
-import dev.quiver.ipc.StreamCodec;
+import dev.quiver.codec.StreamCodec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;

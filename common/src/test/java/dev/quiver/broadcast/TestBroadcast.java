@@ -3,9 +3,9 @@ package dev.quiver.broadcast;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.io.Closeables;
 import dev.quiver.ipc.ArrowIpc;
-import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;

@@ -1,8 +1,8 @@
 package dev.quiver.fuzz;
 
+import dev.quiver.codec.Lz4FramingException;
 import dev.quiver.ipc.DecodedStream;
 import dev.quiver.ipc.IpcFormatException;
-import dev.quiver.ipc.Lz4FramingException;
 import dev.quiver.shuffle.ShuffleCorruptionException;
 import java.io.EOFException;
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package dev.quiver.fuzz;
 
-import dev.quiver.ipc.SparkStreamCodec;
-import dev.quiver.ipc.StreamCodec;
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.testing.Codecs;
 import dev.quiver.testing.CountingInputStream;

@@ -1,9 +1,9 @@
 package dev.quiver.fuzz;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
-import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.Codecs;
 import org.junit.jupiter.api.Tag;
 

@@ -1,9 +1,9 @@
 package dev.quiver.fuzz;
 
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
-import dev.quiver.ipc.SparkStreamCodec;
-import dev.quiver.ipc.StreamCodec;
 import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.shuffle.ShuffleBlockDecoder;
 import dev.quiver.shuffle.ShuffleBlockWriter;

@@ -1,7 +1,7 @@
 package dev.quiver.fuzz;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.codec.SparkStreamCodec;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import org.junit.jupiter.api.Tag;

@@ -52,7 +52,7 @@ class BufferReadableTest {
   void aDirectDestinationIsHandedToTheStreamWhole() throws IOException {
     CountingBufferReadable in = new CountingBufferReadable(data);
     ByteBuffer dst = ByteBuffer.allocateDirect(SIZE);
-    try (ReadableByteChannel channel = new ChunkedInputChannel(in)) {
+    try (ReadableByteChannel channel = new PiecewiseInputChannel(in)) {
       // The whole destination in one read: no 64 KiB staging pieces.
       assertEquals(SIZE, channel.read(dst));
       assertEquals(-1, channel.read(ByteBuffer.allocateDirect(1)));
@@ -66,9 +66,9 @@ class BufferReadableTest {
   void aHeapDestinationIsReadIntoItsArray() throws IOException {
     CountingBufferReadable in = new CountingBufferReadable(data);
     ByteBuffer dst = ByteBuffer.allocate(SIZE);
-    assertEquals(SIZE, ChunkedReads.readFully(in, dst));
+    assertEquals(SIZE, PiecewiseReads.readFully(in, dst));
     assertEquals(ByteBuffer.wrap(data), dst.flip());
     assertEquals(0, in.bufferReads);
-    assertEquals(SIZE / ChunkedReads.PIECE_SIZE + 1, in.arrayReads);
+    assertEquals(SIZE / PiecewiseReads.PIECE_SIZE + 1, in.arrayReads);
   }
 }

@@ -15,14 +15,14 @@ import org.junit.jupiter.api.Test;
 /** {@code readFully} stops short only at end of stream, whatever the stream's read sizes. */
 class ReadFullyTest {
 
-  private static final int SIZE = 3 * ChunkedReads.PIECE_SIZE + 17;
+  private static final int SIZE = 3 * PiecewiseReads.PIECE_SIZE + 17;
   private final byte[] data = Bytes.random(SIZE, 11);
 
   @Test
   void fillsHeapAndDirectBuffersAcrossPieces() throws IOException {
     for (ByteBuffer dst :
         new ByteBuffer[] {ByteBuffer.allocate(SIZE), ByteBuffer.allocateDirect(SIZE)}) {
-      assertEquals(SIZE, ChunkedReads.readFully(new ByteArrayInputStream(data), dst));
+      assertEquals(SIZE, PiecewiseReads.readFully(new ByteArrayInputStream(data), dst));
       assertEquals(ByteBuffer.wrap(data), dst.flip());
     }
   }
@@ -33,12 +33,12 @@ class ReadFullyTest {
     for (ByteBuffer dst :
         new ByteBuffer[] {ByteBuffer.allocate(size), ByteBuffer.allocateDirect(size)}) {
       InputStream in = new TrickleInputStream(new ByteArrayInputStream(data, 0, size));
-      assertEquals(size, ChunkedReads.readFully(in, dst), "short reads are not the end");
+      assertEquals(size, PiecewiseReads.readFully(in, dst), "short reads are not the end");
       assertEquals(ByteBuffer.wrap(data, 0, size), dst.flip());
     }
     byte[] dst = new byte[size + 10];
     InputStream in = new TrickleInputStream(new ByteArrayInputStream(data, 0, size));
-    assertEquals(size, ChunkedReads.readFully(in, dst, 10, size));
+    assertEquals(size, PiecewiseReads.readFully(in, dst, 10, size));
     assertArrayEquals(Arrays.copyOf(data, size), Arrays.copyOfRange(dst, 10, size + 10));
   }
 
@@ -47,12 +47,13 @@ class ReadFullyTest {
     for (ByteBuffer dst :
         new ByteBuffer[] {ByteBuffer.allocate(SIZE + 100), ByteBuffer.allocateDirect(SIZE + 100)}) {
       InputStream in = new TrickleInputStream(new ByteArrayInputStream(data));
-      assertEquals(SIZE, ChunkedReads.readFully(in, dst));
+      assertEquals(SIZE, PiecewiseReads.readFully(in, dst));
       assertEquals(SIZE, dst.position());
-      assertEquals(0, ChunkedReads.readFully(in, dst), "at end of stream nothing more comes");
+      assertEquals(0, PiecewiseReads.readFully(in, dst), "at end of stream nothing more comes");
     }
     byte[] dst = new byte[SIZE + 100];
-    assertEquals(SIZE, ChunkedReads.readFully(new ByteArrayInputStream(data), dst, 0, SIZE + 100));
+    assertEquals(
+        SIZE, PiecewiseReads.readFully(new ByteArrayInputStream(data), dst, 0, SIZE + 100));
   }
 
   @Test
@@ -60,9 +61,9 @@ class ReadFullyTest {
     ByteArrayInputStream in = new ByteArrayInputStream(data);
     ByteBuffer dst = ByteBuffer.allocate(100);
     dst.position(40);
-    assertEquals(60, ChunkedReads.readFully(in, dst));
+    assertEquals(60, PiecewiseReads.readFully(in, dst));
     assertEquals(SIZE - 60, in.available(), "no byte past the buffer's room is consumed");
-    assertEquals(0, ChunkedReads.readFully(in, dst), "a full buffer reads nothing");
-    assertEquals(0, ChunkedReads.readFully(in, new byte[5], 0, 0));
+    assertEquals(0, PiecewiseReads.readFully(in, dst), "a full buffer reads nothing");
+    assertEquals(0, PiecewiseReads.readFully(in, new byte[5], 0, 0));
   }
 }

@@ -24,10 +24,10 @@ class ReadPieceSizeTest {
   private final byte[] data = Bytes.random(SIZE, 42);
 
   @Test
-  void chunkedInputChannelReadsLargePiecesWithoutAvailable() throws IOException {
+  void piecewiseInputChannelReadsLargePiecesWithoutAvailable() throws IOException {
     CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
     ByteBuffer dst = ByteBuffer.allocate(SIZE);
-    try (ReadableByteChannel channel = new ChunkedInputChannel(counting)) {
+    try (ReadableByteChannel channel = new PiecewiseInputChannel(counting)) {
       drain(channel, dst);
     }
     assertArrayEquals(data, dst.array());
@@ -35,10 +35,10 @@ class ReadPieceSizeTest {
   }
 
   @Test
-  void chunkedInputChannelIntoDirectBufferReadsLargePiecesWithoutAvailable() throws IOException {
+  void piecewiseInputChannelIntoDirectBufferReadsLargePiecesWithoutAvailable() throws IOException {
     CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
     ByteBuffer dst = ByteBuffer.allocateDirect(SIZE);
-    try (ReadableByteChannel channel = new ChunkedInputChannel(counting)) {
+    try (ReadableByteChannel channel = new PiecewiseInputChannel(counting)) {
       drain(channel, dst);
     }
     assertEquals(ByteBuffer.wrap(data), dst.flip());
@@ -50,7 +50,7 @@ class ReadPieceSizeTest {
     for (ByteBuffer dst :
         new ByteBuffer[] {ByteBuffer.allocate(SIZE), ByteBuffer.allocateDirect(SIZE)}) {
       CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
-      assertEquals(SIZE, ChunkedReads.readFully(counting, dst));
+      assertEquals(SIZE, PiecewiseReads.readFully(counting, dst));
       assertEquals(ByteBuffer.wrap(data), dst.flip());
       assertPiecesAreLargeAndNoAvailableCalls(counting);
     }
@@ -60,7 +60,7 @@ class ReadPieceSizeTest {
   void readFullyIntoArrayReadsLargePiecesWithoutAvailable() throws IOException {
     CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
     byte[] dst = new byte[SIZE];
-    assertEquals(SIZE, ChunkedReads.readFully(counting, dst, 0, SIZE));
+    assertEquals(SIZE, PiecewiseReads.readFully(counting, dst, 0, SIZE));
     assertArrayEquals(data, dst);
     assertPiecesAreLargeAndNoAvailableCalls(counting);
   }
@@ -93,7 +93,7 @@ class ReadPieceSizeTest {
         counting.counts().largestRequested() > JDK_CHANNEL_PIECE,
         "largest read " + counting.counts().largestRequested());
     assertTrue(
-        counting.counts().largestRequested() <= ChunkedReads.PIECE_SIZE,
+        counting.counts().largestRequested() <= PiecewiseReads.PIECE_SIZE,
         "largest read " + counting.counts().largestRequested());
   }
 }

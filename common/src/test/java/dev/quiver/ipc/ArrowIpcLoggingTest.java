@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.LogCapture;
 import dev.quiver.testing.TestData;

@@ -9,7 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.quiver.io.ChunkedReads;
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.codec.StreamCodec;
+import dev.quiver.io.PiecewiseReads;
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
 import dev.quiver.testing.TrickleInputStream;
@@ -167,12 +169,12 @@ class ArrowIpcRoundTripTest {
 
   @ParameterizedTest
   @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
-  void streamOfManyPiecesDecodesThroughTheChunkedReads(StreamCodec codec) throws IOException {
+  void streamOfManyPiecesDecodesThroughThePiecewiseReads(StreamCodec codec) throws IOException {
     // Seed 42: TestData.allTypes fails on some seeds past a few hundred rows (see the report).
     try (VectorSchemaRoot original = TestData.allTypes(allocator, 4000, 42)) {
       byte[] uncompressed = ArrowIpc.encode(original, null, StreamCodec.NONE);
       assertTrue(
-          uncompressed.length > 4 * ChunkedReads.PIECE_SIZE,
+          uncompressed.length > 4 * PiecewiseReads.PIECE_SIZE,
           "the stream must span several 64 KiB reads, is " + uncompressed.length);
       List<String> expected = rows(original);
       byte[] bytes = ArrowIpc.encode(original, null, codec);

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.flatbuffers.FlatBufferBuilder;
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.Codecs;
 import java.io.ByteArrayInputStream;

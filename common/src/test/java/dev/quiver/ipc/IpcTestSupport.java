@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.codec.StreamCodec;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;

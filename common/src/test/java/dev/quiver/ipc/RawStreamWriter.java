@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.Codecs;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

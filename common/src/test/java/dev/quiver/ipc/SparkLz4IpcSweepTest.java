@@ -5,6 +5,8 @@ import static dev.quiver.ipc.IpcTestSupport.rows;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.codec.Lz4FramingException;
+import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.TestData;
 import java.io.IOException;

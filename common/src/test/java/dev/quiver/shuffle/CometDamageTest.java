@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
-import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.CometFiles;
 import java.io.ByteArrayInputStream;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.Bytes;
+import dev.quiver.testing.MemoryProbe;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.EOFException;

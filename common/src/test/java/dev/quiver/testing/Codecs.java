@@ -1,7 +1,7 @@
 package dev.quiver.testing;
 
-import dev.quiver.ipc.SparkStreamCodec;
-import dev.quiver.ipc.StreamCodec;
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.shuffle.BlockCodec;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,9 +1,9 @@
 package dev.quiver.tools;
 
+import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
 import dev.quiver.ipc.IpcFormatException;
-import dev.quiver.ipc.SparkStreamCodec;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,8 +1,8 @@
 package dev.quiver.fuzz;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import dev.quiver.ipc.SparkStreamCodec;
-import dev.quiver.ipc.StreamCodec;
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.codec.StreamCodec;
 import dev.quiver.tools.DumpReaders;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,6 +1,6 @@
 package dev.quiver.fuzz;
 
-import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.codec.SparkStreamCodec;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package dev.quiver.tools;
 
-import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.codec.SparkStreamCodec;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;

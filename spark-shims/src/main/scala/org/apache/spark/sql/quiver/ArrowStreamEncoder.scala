@@ -2,8 +2,8 @@ package org.apache.spark.sql.quiver
 
 import java.io.ByteArrayOutputStream
 
-import dev.quiver.io.ChunkedOutputChannel
-import dev.quiver.ipc.StreamCodec
+import dev.quiver.codec.StreamCodec
+import dev.quiver.io.PiecewiseOutputChannel
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.VectorSchemaRoot
 import org.apache.arrow.vector.ipc.ArrowStreamWriter
@@ -41,7 +41,7 @@ private[quiver] object ArrowStreamEncoder {
     try {
       val bytes = new ByteArrayOutputStream()
       val rowWriter = ArrowWriter.create(root)
-      val out = new ArrowStreamWriter(root, null, new ChunkedOutputChannel(codec.compress(bytes)))
+      val out = new ArrowStreamWriter(root, null, new PiecewiseOutputChannel(codec.compress(bytes)))
       try {
         out.start()
         while (rows.hasNext) {

@@ -2,7 +2,7 @@ package org.apache.spark.sql.quiver
 
 import java.io.{InputStream, OutputStream}
 
-import dev.quiver.ipc.{SparkStreamCodec, StreamCodec}
+import dev.quiver.codec.{SparkStreamCodec, StreamCodec}
 import org.apache.spark.SparkConf
 import org.apache.spark.io.{CompressionCodec, LZ4CompressionCodec, SnappyCompressionCodec}
 

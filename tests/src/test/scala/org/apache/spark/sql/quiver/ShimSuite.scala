@@ -9,7 +9,7 @@ import scala.concurrent.duration._
 
 import dev.quiver.broadcast.{BroadcastSource, DecodedBroadcastCache}
 import dev.quiver.build.{RepoRoot, SupportedVersions}
-import dev.quiver.ipc.{SparkStreamCodec, StreamCodec}
+import dev.quiver.codec.{SparkStreamCodec, StreamCodec}
 import dev.quiver.task.TaskScope
 import dev.quiver.testing.FakeTask
 import org.apache.arrow.memory.RootAllocator

@@ -3,7 +3,7 @@ package org.apache.spark.sql.quiver
 import java.io.{ByteArrayInputStream, ByteArrayOutputStream, InputStream}
 import java.util.Random
 
-import dev.quiver.ipc.{Lz4FramingException, SparkStreamCodec}
+import dev.quiver.codec.{Lz4FramingException, SparkStreamCodec}
 import org.apache.spark.SparkConf
 import org.apache.spark.io.{CompressionCodec, LZ4CompressionCodec}
 import org.scalatest.funsuite.AnyFunSuite
@@ -93,16 +93,16 @@ class SparkLz4CodecSuite extends AnyFunSuite {
     try out.write(original)
     finally out.close()
     val in = lz4.decompress(new ByteArrayInputStream(written.toByteArray))
-    assert(in.getClass.getName == "dev.quiver.ipc.SparkLz4InputStream")
+    assert(in.getClass.getName == "dev.quiver.codec.SparkLz4InputStream")
     assert(readAll(in, 4096).sameElements(original))
 
     val byClassName = SparkCodec(conf("32k"), classOf[LZ4CompressionCodec].getName)
     val fromName = byClassName.decompress(new ByteArrayInputStream(written.toByteArray))
-    assert(fromName.getClass.getName == "dev.quiver.ipc.SparkLz4InputStream")
+    assert(fromName.getClass.getName == "dev.quiver.codec.SparkLz4InputStream")
     fromName.close()
 
     val zstd = SparkCodec(new SparkConf(false), "zstd")
     val zstdIn = zstd.decompress(new ByteArrayInputStream(Array.emptyByteArray))
-    assert(zstdIn.getClass.getName != "dev.quiver.ipc.SparkLz4InputStream")
+    assert(zstdIn.getClass.getName != "dev.quiver.codec.SparkLz4InputStream")
   }
 }

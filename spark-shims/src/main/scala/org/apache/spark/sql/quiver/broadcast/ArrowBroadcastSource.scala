@@ -3,8 +3,8 @@ package org.apache.spark.sql.quiver.broadcast
 import java.io.InputStream
 
 import dev.quiver.broadcast.BroadcastSource
+import dev.quiver.codec.StreamCodec
 import dev.quiver.io.ArrayInputStream
-import dev.quiver.ipc.StreamCodec
 import org.apache.spark.broadcast.Broadcast
 
 /**

@@ -3,7 +3,7 @@ package org.apache.spark.sql.quiver.shuffle
 import java.io.InputStream
 import java.nio.file.Files
 
-import dev.quiver.ipc.SparkStreamCodec
+import dev.quiver.codec.SparkStreamCodec
 import dev.quiver.shuffle.{ExactLengthInputStream, ShuffleIndex}
 import org.apache.spark.sql.quiver.SparkCodec
 import org.apache.spark.{ShuffleDependency, SparkConf, SparkEnv, TaskContext}

@@ -5,7 +5,7 @@ import java.nio.{ByteBuffer, ByteOrder}
 
 import scala.collection.mutable.ArrayBuffer
 
-import dev.quiver.ipc.SparkStreamCodec
+import dev.quiver.codec.SparkStreamCodec
 import dev.quiver.shuffle.{BlockCodec, ShuffleBlockDecoder, ShuffleBlockWriter}
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.{IntVector, VectorSchemaRoot}

@@ -5,7 +5,8 @@ import java.nio.channels.Channels
 import java.nio.charset.StandardCharsets
 import java.util.Arrays
 
-import dev.quiver.ipc.{ArrowIpc, DecodedStream, StreamCodec}
+import dev.quiver.codec.StreamCodec
+import dev.quiver.ipc.{ArrowIpc, DecodedStream}
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 import org.apache.arrow.vector.{
   BitVectorHelper,

@@ -1,10 +1,10 @@
-package dev.quiver.ipc;
+package dev.quiver.codec;
 
-import static dev.quiver.ipc.SparkLz4Streams.compressible;
-import static dev.quiver.ipc.SparkLz4Streams.headers;
-import static dev.quiver.ipc.SparkLz4Streams.mixed;
-import static dev.quiver.ipc.SparkLz4Streams.readAll;
-import static dev.quiver.ipc.SparkLz4Streams.write;
+import static dev.quiver.codec.SparkLz4Streams.compressible;
+import static dev.quiver.codec.SparkLz4Streams.headers;
+import static dev.quiver.codec.SparkLz4Streams.mixed;
+import static dev.quiver.codec.SparkLz4Streams.readAll;
+import static dev.quiver.codec.SparkLz4Streams.write;
 import static dev.quiver.testing.Bytes.concat;
 import static dev.quiver.testing.Bytes.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;

@@ -1,4 +1,4 @@
-package dev.quiver.ipc;
+package dev.quiver.codec;
 
 import dev.quiver.testing.Bytes;
 import java.io.ByteArrayOutputStream;

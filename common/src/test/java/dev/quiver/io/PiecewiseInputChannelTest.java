@@ -17,10 +17,10 @@ import java.nio.channels.ClosedChannelException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-class ChunkedInputChannelTest {
+class PiecewiseInputChannelTest {
 
   /** More than two pieces, and not a multiple of the piece size. */
-  private static final int SIZE = 2 * ChunkedReads.PIECE_SIZE + 12345;
+  private static final int SIZE = 2 * PiecewiseReads.PIECE_SIZE + 12345;
 
   private final byte[] data = Bytes.random(SIZE, 7);
 
@@ -45,8 +45,8 @@ class ChunkedInputChannelTest {
     byte[] small = Bytes.random(1000, 8);
     for (ByteBuffer dst :
         new ByteBuffer[] {ByteBuffer.allocate(1000), ByteBuffer.allocateDirect(1000)}) {
-      try (ChunkedInputChannel channel =
-          new ChunkedInputChannel(new TrickleInputStream(new ByteArrayInputStream(small)))) {
+      try (PiecewiseInputChannel channel =
+          new PiecewiseInputChannel(new TrickleInputStream(new ByteArrayInputStream(small)))) {
         assertEquals(1, channel.read(dst), "a short read is passed on, not retried");
         while (dst.hasRemaining()) {
           assertEquals(1, channel.read(dst));
@@ -59,15 +59,17 @@ class ChunkedInputChannelTest {
 
   @Test
   void oneReadNeverExceedsOnePiece() throws IOException {
-    try (ChunkedInputChannel channel = new ChunkedInputChannel(new ByteArrayInputStream(data))) {
-      assertEquals(ChunkedReads.PIECE_SIZE, channel.read(ByteBuffer.allocate(SIZE)));
-      assertEquals(ChunkedReads.PIECE_SIZE, channel.read(ByteBuffer.allocateDirect(SIZE)));
+    try (PiecewiseInputChannel channel =
+        new PiecewiseInputChannel(new ByteArrayInputStream(data))) {
+      assertEquals(PiecewiseReads.PIECE_SIZE, channel.read(ByteBuffer.allocate(SIZE)));
+      assertEquals(PiecewiseReads.PIECE_SIZE, channel.read(ByteBuffer.allocateDirect(SIZE)));
     }
   }
 
   @Test
   void fullDestinationReadsNothing() throws IOException {
-    try (ChunkedInputChannel channel = new ChunkedInputChannel(new ByteArrayInputStream(data))) {
+    try (PiecewiseInputChannel channel =
+        new PiecewiseInputChannel(new ByteArrayInputStream(data))) {
       assertEquals(0, channel.read(ByteBuffer.allocate(0)));
     }
   }
@@ -75,7 +77,7 @@ class ChunkedInputChannelTest {
   @Test
   void interruptedThreadGetsClosedByInterruptAndChannelCloses() {
     CountingInputStream in = new CountingInputStream(new ByteArrayInputStream(data));
-    ChunkedInputChannel channel = new ChunkedInputChannel(in);
+    PiecewiseInputChannel channel = new PiecewiseInputChannel(in);
     Thread.currentThread().interrupt();
     assertThrows(ClosedByInterruptException.class, () -> channel.read(ByteBuffer.allocate(10)));
     assertTrue(Thread.currentThread().isInterrupted(), "the interrupt flag stays set, as in NIO");
@@ -87,7 +89,7 @@ class ChunkedInputChannelTest {
   @Test
   void closedChannelThrowsClosedChannelException() throws IOException {
     CountingInputStream in = new CountingInputStream(new ByteArrayInputStream(data));
-    ChunkedInputChannel channel = new ChunkedInputChannel(in);
+    PiecewiseInputChannel channel = new PiecewiseInputChannel(in);
     assertTrue(channel.isOpen());
     channel.close();
     channel.close(); // idempotent
@@ -97,11 +99,11 @@ class ChunkedInputChannelTest {
   }
 
   private static void assertReadsEverything(InputStream in, ByteBuffer dst) throws IOException {
-    try (ChunkedInputChannel channel = new ChunkedInputChannel(in)) {
+    try (PiecewiseInputChannel channel = new PiecewiseInputChannel(in)) {
       int reads = 0;
       while (dst.hasRemaining()) {
         int n = channel.read(dst);
-        assertTrue(n > 0 && n <= ChunkedReads.PIECE_SIZE, "read " + n);
+        assertTrue(n > 0 && n <= PiecewiseReads.PIECE_SIZE, "read " + n);
         reads++;
       }
       assertEquals(3, reads, "two full pieces and the rest");

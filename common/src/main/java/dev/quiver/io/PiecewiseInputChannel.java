@@ -10,7 +10,7 @@ import java.nio.channels.ReadableByteChannel;
 
 /**
  * A {@link ReadableByteChannel} over an {@link InputStream} that reads up to {@link
- * ChunkedReads#PIECE_SIZE} bytes per call straight into the destination buffer.
+ * PiecewiseReads#PIECE_SIZE} bytes per call straight into the destination buffer.
  *
  * <p>It replaces {@code Channels.newChannel(InputStream)}, which copies at most 8 KiB per read and,
  * for any stream that is not a plain {@code FileInputStream}, calls {@code available()} before
@@ -18,12 +18,12 @@ import java.nio.channels.ReadableByteChannel;
  * channel and fails with {@link ClosedByInterruptException}, so a killed task stops reading.
  */
 @Public
-public final class ChunkedInputChannel implements ReadableByteChannel {
+public final class PiecewiseInputChannel implements ReadableByteChannel {
 
   private final InputStream in;
   private volatile boolean open = true;
 
-  public ChunkedInputChannel(InputStream in) {
+  public PiecewiseInputChannel(InputStream in) {
     this.in = in;
   }
 
@@ -36,7 +36,7 @@ public final class ChunkedInputChannel implements ReadableByteChannel {
       close();
       throw new ClosedByInterruptException();
     }
-    return ChunkedReads.readPiece(in, dst);
+    return PiecewiseReads.readPiece(in, dst);
   }
 
   @Override

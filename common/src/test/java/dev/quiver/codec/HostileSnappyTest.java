@@ -1,13 +1,13 @@
-package dev.quiver.shuffle;
+package dev.quiver.codec;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.quiver.ipc.SnappyStreams;
-import dev.quiver.ipc.SparkStreamCodec;
+import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.testing.Bytes;
 import dev.quiver.testing.Codecs;
+import dev.quiver.testing.MemoryProbe;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;

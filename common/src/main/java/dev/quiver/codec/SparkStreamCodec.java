@@ -1,4 +1,4 @@
-package dev.quiver.ipc;
+package dev.quiver.codec;
 
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
 import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;

@@ -9,17 +9,17 @@ import java.nio.channels.WritableByteChannel;
 
 /**
  * A {@link WritableByteChannel} over an {@link OutputStream} that writes in pieces of up to {@link
- * ChunkedReads#PIECE_SIZE} bytes: straight from the source's backing array when it has one, through
- * the thread's staging array otherwise (Arrow's buffers are direct). The JDK's channel copies
- * direct buffers 8 KiB at a time.
+ * PiecewiseReads#PIECE_SIZE} bytes: straight from the source's backing array when it has one,
+ * through the thread's staging array otherwise (Arrow's buffers are direct). The JDK's channel
+ * copies direct buffers 8 KiB at a time.
  */
 @Public
-public final class ChunkedOutputChannel implements WritableByteChannel {
+public final class PiecewiseOutputChannel implements WritableByteChannel {
 
   private final OutputStream out;
   private boolean open = true;
 
-  public ChunkedOutputChannel(OutputStream out) {
+  public PiecewiseOutputChannel(OutputStream out) {
     this.out = out;
   }
 
@@ -34,7 +34,7 @@ public final class ChunkedOutputChannel implements WritableByteChannel {
       src.position(src.limit());
       return total;
     }
-    byte[] piece = ChunkedReads.threadPiece();
+    byte[] piece = PiecewiseReads.threadPiece();
     while (src.hasRemaining()) {
       int n = Math.min(src.remaining(), piece.length);
       src.get(piece, 0, n);

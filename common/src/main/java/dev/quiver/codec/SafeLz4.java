@@ -1,4 +1,4 @@
-package dev.quiver.ipc;
+package dev.quiver.codec;
 
 import dev.quiver.annotation.Internal;
 import net.jpountz.lz4.LZ4Factory;

@@ -1,8 +1,8 @@
-package dev.quiver.ipc;
+package dev.quiver.codec;
 
 import dev.quiver.io.ArrayInputStream;
 import dev.quiver.io.BufferReadable;
-import dev.quiver.io.ChunkedReads;
+import dev.quiver.io.PiecewiseReads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -46,7 +46,7 @@ import net.jpountz.xxhash.XXHashFactory;
  * buffers for a block's stored bytes grow as those bytes arrive, so a length the input does not
  * back costs at most about twice the bytes that exist; a buffer for an lz4 block's decompressed
  * bytes is sized only once its compressed bytes have all arrived. Compressed bytes are read with
- * {@link ChunkedReads#readFully}, never with {@code available()}. Not thread-safe.
+ * {@link PiecewiseReads#readFully}, never with {@code available()}. Not thread-safe.
  */
 final class SparkLz4InputStream extends InputStream implements BufferReadable {
 
@@ -79,7 +79,7 @@ final class SparkLz4InputStream extends InputStream implements BufferReadable {
   private static final byte[] EMPTY = new byte[0];
 
   /** The first size a buffer grows to while bytes arrive (a block of at most this is one array). */
-  private static final int MIN_GROWTH = ChunkedReads.PIECE_SIZE;
+  private static final int MIN_GROWTH = PiecewiseReads.PIECE_SIZE;
 
   private final InputStream in;
 
@@ -253,7 +253,7 @@ final class SparkLz4InputStream extends InputStream implements BufferReadable {
     while (!endOfData) {
       long index = nextBlockIndex;
       long offset = inputOffset;
-      int n = ChunkedReads.readFully(in, header, 0, HEADER_LENGTH);
+      int n = PiecewiseReads.readFully(in, header, 0, HEADER_LENGTH);
       inputOffset += n;
       if (n == 0 && atStreamBoundary) {
         endOfData = true;
@@ -402,7 +402,7 @@ final class SparkLz4InputStream extends InputStream implements BufferReadable {
     if (method == METHOD_RAW) {
       ByteBuffer target = dest.duplicate();
       target.limit(at + decompressedLength);
-      int n = ChunkedReads.readFully(in, target);
+      int n = PiecewiseReads.readFully(in, target);
       inputOffset += n;
       if (n < decompressedLength) {
         throw truncatedBlock(n, decompressedLength);
@@ -459,7 +459,7 @@ final class SparkLz4InputStream extends InputStream implements BufferReadable {
         buf = Arrays.copyOf(buf, (int) Math.min(len, Math.max(MIN_GROWTH, 2L * buf.length)));
       }
       int want = Math.min(len, buf.length) - have;
-      int n = ChunkedReads.readFully(in, buf, have, want);
+      int n = PiecewiseReads.readFully(in, buf, have, want);
       inputOffset += n;
       have += n;
       if (n < want) {

@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
  * #PIECE_SIZE} bytes, without ever calling {@link InputStream#available()}.
  */
 @Public
-public final class ChunkedReads {
+public final class PiecewiseReads {
 
   /**
    * The largest single read. {@code FileInputStream.read} mallocs a native buffer of the requested
@@ -22,7 +22,7 @@ public final class ChunkedReads {
   private static final ThreadLocal<byte[]> PIECE =
       ThreadLocal.withInitial(() -> new byte[PIECE_SIZE]);
 
-  private ChunkedReads() {}
+  private PiecewiseReads() {}
 
   /** A heap array of {@link #PIECE_SIZE} bytes owned by the calling thread, for staging reads. */
   static byte[] threadPiece() {
