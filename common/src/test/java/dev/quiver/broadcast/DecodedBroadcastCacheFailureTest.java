@@ -1,7 +1,6 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -11,49 +10,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.apache.arrow.memory.BufferAllocator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** A failed decode is not cached, leaves nothing behind, and its waiters decode for themselves. */
-@ExtendWith(AllocatorExtension.class)
-class DecodedBroadcastCacheFailureTest {
-
-  private BufferAllocator allocator;
-  private ExecutorService executor;
-  private ScriptedDecoder decoder;
-  private DecodedBroadcastCache cache;
-
-  @BeforeEach
-  void setUp(BufferAllocator allocator) {
-    this.allocator = allocator;
-    executor = Executors.newCachedThreadPool();
-    decoder = new ScriptedDecoder();
-    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
-  }
-
-  @AfterEach
-  void tearDown() throws InterruptedException {
-    decoder.releaseAll();
-    executor.shutdownNow();
-    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-  }
+class DecodedBroadcastCacheFailureTest extends CacheTestBase {
 
   /** Two streams, the second of several batches, so a failure in it comes after allocations. */
   private TestBroadcast broadcast(StreamCodec codec) throws Exception {
-    return TestBroadcast.encode(
-        31, Shape.BUILD_SIDE, codec, allocator, new int[] {4000}, new int[] {4000, 4000, 4000});
+    return encode(31, Shape.BUILD_SIDE, codec, new int[] {4000}, new int[] {4000, 4000, 4000});
   }
 
   @Test
@@ -80,20 +50,17 @@ class DecodedBroadcastCacheFailureTest {
     assertEquals(1, cache.counters().decodes(), "the retry was not a shared decode");
     assertEquals(1, cache.counters().sharedReads(), "the retry's entry was not shared");
     assertEquals(0, cache.counters().privateDecodes());
-    assertEquals(2, cache.snapshot().entries().get(0).holders());
-    next.complete();
-    another.complete();
-    assertHoldsNothing(cache);
+    assertEquals(2, entry(broadcast).holders());
+    complete(next, another);
   }
 
   @Test
   void waitersOfAFailedDecodeDecodeForThemselvesAndTheFailingTaskGetsTheError() throws Exception {
     TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    Gate gate = decoder.blockCall(1);
     decoder.failCall(1);
     FakeTask failing = new FakeTask();
-    Future<BroadcastReader> failingOpen =
-        executor.submit(() -> cache.open(broadcast, failing, true));
+    Future<BroadcastReader> failingOpen = openOnAThread(broadcast, failing);
     gate.awaitEntered();
 
     int waiting = 3;
@@ -139,33 +106,24 @@ class DecodedBroadcastCacheFailureTest {
     assertEquals(1, cache.counters().decodes(), "a later task did not try a shared decode");
     assertEquals(1, cache.snapshot().entries().size());
     later.complete();
-    assertHoldsNothing(cache);
   }
 
   @Test
   void waiterWhoseOwnDecodeAlsoFailsGetsThatFailure() throws Exception {
     TestBroadcast broadcast = broadcast(StreamCodec.NONE);
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
     decoder.failCall(1).failCall(2);
     FakeTask failing = new FakeTask();
     FakeTask waiter = new FakeTask();
-    Future<BroadcastReader> failingOpen =
-        executor.submit(() -> cache.open(broadcast, failing, true));
-    gate.awaitEntered();
-    Future<BroadcastReader> waiterOpen = executor.submit(() -> cache.open(broadcast, waiter, true));
-    awaitCondition("the waiter waits", () -> cache.counters().waits() >= 1);
-    gate.release();
-
-    for (Future<BroadcastReader> open : List.of(failingOpen, waiterOpen)) {
+    HeldDecode opens = openBehindAHeldDecode(broadcast, failing, waiter);
+    opens.release();
+    for (Future<BroadcastReader> open : List.of(opens.open(0), opens.open(1))) {
       ExecutionException e =
           assertThrows(ExecutionException.class, () -> open.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
       assertInstanceOf(ScriptedDecoder.InjectedFailure.class, e.getCause());
     }
     assertEquals(2, cache.counters().failedDecodes());
     assertEquals(2, decoder.calls());
-    failing.complete();
-    waiter.complete();
-    assertHoldsNothing(cache);
+    complete(failing, waiter);
   }
 
   @Test
@@ -178,6 +136,5 @@ class DecodedBroadcastCacheFailureTest {
     assertEquals(1, cache.counters().failedDecodes());
     assertEquals(0, task.pendingListeners());
     task.complete();
-    assertHoldsNothing(cache);
   }
 }
