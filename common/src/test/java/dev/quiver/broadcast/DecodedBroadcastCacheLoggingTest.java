@@ -16,9 +16,8 @@ import dev.quiver.ipc.IpcFormatException;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.FakeTask;
+import dev.quiver.testing.InMemoryBroadcast;
 import dev.quiver.testing.LogCapture;
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -124,7 +123,7 @@ class DecodedBroadcastCacheLoggingTest extends CacheTestBase {
   @Test
   void aRefusedBroadcastIsOneWarnLineSayingWhatAndWhereWithoutAStackTrace() throws Exception {
     TestBroadcast valid = broadcast(43);
-    BroadcastSource damaged = new TruncatedStream(valid, 1);
+    BroadcastSource damaged = truncated(valid, 1);
     DecodedBroadcastCache cache = arrowIpcCache();
     FakeTask task = new FakeTask();
 
@@ -256,44 +255,13 @@ class DecodedBroadcastCacheLoggingTest extends CacheTestBase {
     return lines.get(lines.size() - 1);
   }
 
-  /** A broadcast whose stream {@code cut} ends half way: bytes Quiver refuses. */
-  private static final class TruncatedStream implements BroadcastSource {
-    private final TestBroadcast valid;
-    private final int cut;
-
-    TruncatedStream(TestBroadcast valid, int cut) {
-      this.valid = valid;
-      this.cut = cut;
+  /** {@code valid} with its stream {@code cut} ending half way: bytes Quiver refuses. */
+  private static BroadcastSource truncated(TestBroadcast valid, int cut) {
+    List<byte[]> streams = new ArrayList<>();
+    for (int i = 0; i < valid.streamCount(); i++) {
+      byte[] all = valid.streamBytes(i);
+      streams.add(i == cut ? Arrays.copyOf(all, all.length / 2) : all);
     }
-
-    private byte[] bytes(int index) {
-      byte[] all = valid.streamBytes(index);
-      return index == cut ? Arrays.copyOf(all, all.length / 2) : all;
-    }
-
-    @Override
-    public long broadcastId() {
-      return valid.broadcastId();
-    }
-
-    @Override
-    public int streamCount() {
-      return valid.streamCount();
-    }
-
-    @Override
-    public InputStream openStream(int index) {
-      return new ByteArrayInputStream(bytes(index));
-    }
-
-    @Override
-    public long streamLength(int index) {
-      return bytes(index).length;
-    }
-
-    @Override
-    public StreamCodec codec() {
-      return valid.codec();
-    }
+    return new InMemoryBroadcast(valid.broadcastId(), valid.codec(), streams, true);
   }
 }

@@ -1,9 +1,11 @@
 package dev.quiver.broadcast;
 
 import dev.quiver.ipc.StreamCodec;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.io.SequenceInputStream;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
@@ -147,29 +149,14 @@ final class ScriptedDecoder implements BroadcastDecoder {
       byte[] bytes = in.readAllBytes();
       in.close();
       int cut = bytes.length / 2;
-      return new InputStream() {
-        private int position;
-
-        @Override
-        public int read() throws IOException {
-          byte[] one = new byte[1];
-          return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-          if (len == 0) {
-            return 0;
-          }
-          if (position >= cut) {
-            throw new IOException("connection reset (injected) at byte " + cut);
-          }
-          int n = Math.min(len, cut - position);
-          System.arraycopy(bytes, position, b, off, n);
-          position += n;
-          return n;
-        }
-      };
+      InputStream reset =
+          new InputStream() {
+            @Override
+            public int read() throws IOException {
+              throw new IOException("connection reset (injected) at byte " + cut);
+            }
+          };
+      return new SequenceInputStream(new ByteArrayInputStream(bytes, 0, cut), reset);
     }
 
     @Override
