@@ -81,26 +81,41 @@ final class CacheFixture implements BeforeEachCallback, AfterEachCallback, Param
       return cache;
     }
 
+    BufferAllocator allocator() {
+      return allocator.allocator();
+    }
+
+    ScriptedDecoder decoder() {
+      return decoder;
+    }
+
+    /** The test's cache: over its allocator and decoder, no entry limit, no retention. */
+    DecodedBroadcastCache cache() {
+      if (standard == null) {
+        standard = with(Retention.disabled());
+      }
+      return standard;
+    }
+
+    ExecutorService executor() {
+      if (executor == null) {
+        executor = Executors.newCachedThreadPool();
+      }
+      return executor;
+    }
+
     /** The part of type {@code type}, one of {@link #PARTS}. */
     private Object part(Class<?> type) {
       if (type == BufferAllocator.class) {
-        return allocator.allocator();
+        return allocator();
       } else if (type == ScriptedDecoder.class) {
-        return decoder;
-      } else if (type == Caches.class) {
-        return this;
+        return decoder();
       } else if (type == DecodedBroadcastCache.class) {
-        if (standard == null) {
-          standard = with(Retention.disabled());
-        }
-        return standard;
+        return cache();
       } else if (type == ExecutorService.class) {
-        if (executor == null) {
-          executor = Executors.newCachedThreadPool();
-        }
-        return executor;
+        return executor();
       }
-      throw new IllegalArgumentException(type.toString());
+      return this;
     }
 
     /** The end of the test; see the class comment. */

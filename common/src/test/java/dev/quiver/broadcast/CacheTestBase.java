@@ -39,17 +39,12 @@ abstract class CacheTestBase {
   ExecutorService executor;
 
   @BeforeEach
-  void takeTheFixture(
-      BufferAllocator allocator,
-      ScriptedDecoder decoder,
-      DecodedBroadcastCache cache,
-      CacheFixture.Caches caches,
-      ExecutorService executor) {
-    this.allocator = allocator;
-    this.decoder = decoder;
-    this.cache = cache;
-    this.caches = caches;
-    this.executor = executor;
+  void takeTheFixture(CacheFixture.Caches fixture) {
+    allocator = fixture.allocator();
+    decoder = fixture.decoder();
+    cache = fixture.cache();
+    executor = fixture.executor();
+    caches = fixture;
   }
 
   /** A broadcast encoded with the test's allocator (see {@link TestBroadcast#encode}). */
@@ -127,6 +122,28 @@ abstract class CacheTestBase {
   /** The cache's entry of {@code broadcast}; null when it has none. */
   CacheSnapshot.EntryState entry(BroadcastSource broadcast) {
     return entry(broadcast.broadcastId());
+  }
+
+  /** {@code n} new tasks. */
+  static List<FakeTask> newTasks(int n) {
+    List<FakeTask> tasks = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      tasks.add(new FakeTask());
+    }
+    return tasks;
+  }
+
+  /**
+   * Each task opens {@code broadcast} on a thread of its own, all started at once, and reads it as
+   * {@code consumer} does: the batches each read.
+   */
+  List<Future<Integer>> readTogether(
+      TestBroadcast broadcast, List<FakeTask> tasks, boolean share, Consumer consumer) {
+    List<Callable<Integer>> reads = new ArrayList<>();
+    for (FakeTask task : tasks) {
+      reads.add(() -> consumer.consume(cache.open(broadcast, task, share), broadcast, null));
+    }
+    return together(reads);
   }
 
   /** Starts every call at once, each on a thread of its own: their outcomes, in their order. */

@@ -11,7 +11,6 @@ import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.FakeTask;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -57,30 +56,17 @@ class DecodedBroadcastCacheFailureTest extends CacheTestBase {
   @Test
   void waitersOfAFailedDecodeDecodeForThemselvesAndTheFailingTaskGetsTheError() throws Exception {
     TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
-    Gate gate = decoder.blockCall(1);
     decoder.failCall(1);
     FakeTask failing = new FakeTask();
-    Future<BroadcastReader> failingOpen = openOnAThread(broadcast, failing);
-    gate.awaitEntered();
+    HeldDecode decode = openBehindAHeldDecode(broadcast, failing);
 
     int waiting = 3;
-    List<FakeTask> waiters = new ArrayList<>();
-    List<Future<Integer>> reads = new ArrayList<>();
-    for (int i = 0; i < waiting; i++) {
-      FakeTask waiter = new FakeTask();
-      waiters.add(waiter);
-      reads.add(
-          executor.submit(
-              () ->
-                  Consumer.KEEPS_VIEWS_OPEN.consume(
-                      cache.open(broadcast, waiter, true), broadcast, null)));
-    }
+    List<FakeTask> waiters = newTasks(waiting);
+    List<Future<Integer>> reads = readTogether(broadcast, waiters, true, Consumer.KEEPS_VIEWS_OPEN);
     awaitCondition("every waiter waits", () -> cache.counters().waits() >= waiting);
-    gate.release();
+    decode.release();
 
-    ExecutionException failure =
-        assertThrows(
-            ExecutionException.class, () -> failingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    ExecutionException failure = assertThrows(ExecutionException.class, () -> done(decode.open(0)));
     assertInstanceOf(ScriptedDecoder.InjectedFailure.class, failure.getCause());
     for (Future<Integer> read : reads) {
       assertEquals(4, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), "a waiter read wrong data");

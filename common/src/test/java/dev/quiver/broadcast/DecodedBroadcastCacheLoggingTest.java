@@ -151,26 +151,15 @@ class DecodedBroadcastCacheLoggingTest extends CacheTestBase {
   void aFailedSharedDecodeWarnsWithItsCauseAndEachWaiterDecodingForItselfIsInfo() throws Exception {
     TestBroadcast broadcast =
         encode(44, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {400}, new int[] {400});
-    Gate gate = decoder.blockCall(1);
     decoder.failCall(1);
     FakeTask failing = new FakeTask();
-    Future<BroadcastReader> failingOpen = openOnAThread(broadcast, failing);
-    gate.awaitEntered();
-    List<FakeTask> waiters = Arrays.asList(new FakeTask(), new FakeTask());
-    List<Future<Integer>> reads = new ArrayList<>();
-    for (FakeTask waiter : waiters) {
-      reads.add(
-          executor.submit(
-              () ->
-                  Consumer.CLOSES_EACH_VIEW.consume(
-                      cache.open(broadcast, waiter, true), broadcast, null)));
-    }
+    HeldDecode decode = openBehindAHeldDecode(broadcast, failing);
+    List<FakeTask> waiters = newTasks(2);
+    List<Future<Integer>> reads = readTogether(broadcast, waiters, true, Consumer.CLOSES_EACH_VIEW);
     awaitCondition("both waiters wait", () -> cache.counters().waits() >= waiters.size());
-    gate.release();
+    decode.release();
 
-    ExecutionException failure =
-        assertThrows(
-            ExecutionException.class, () -> failingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    ExecutionException failure = assertThrows(ExecutionException.class, () -> done(decode.open(0)));
     for (Future<Integer> read : reads) {
       read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
     }

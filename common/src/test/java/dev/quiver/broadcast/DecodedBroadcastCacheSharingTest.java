@@ -9,9 +9,7 @@ import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.FakeTask;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -25,20 +23,14 @@ class DecodedBroadcastCacheSharingTest extends CacheTestBase {
     return encode(7, Shape.BUILD_SIDE, codec, new int[] {3000, 3000}, new int[] {2500});
   }
 
-  /** Starts every task at once; each opens, reads everything and keeps its hold (no complete). */
-  private List<Future<Integer>> openAndReadTogether(
-      TestBroadcast broadcast, List<FakeTask> tasks, boolean share, Consumer consumer) {
-    List<Callable<Integer>> reads = new ArrayList<>();
-    for (FakeTask task : tasks) {
-      reads.add(() -> consumer.consume(cache.open(broadcast, task, share), broadcast, null));
-    }
-    return together(reads);
-  }
-
-  private static List<FakeTask> newTasks(int n) {
-    List<FakeTask> tasks = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      tasks.add(new FakeTask());
+  /**
+   * {@link #TASKS} tasks, started at once: each opens {@code broadcast}, reads all its 3 batches
+   * keeping the views open, and keeps its hold (no complete).
+   */
+  private List<FakeTask> readTogether(TestBroadcast broadcast, boolean share) throws Exception {
+    List<FakeTask> tasks = newTasks(TASKS);
+    for (Future<Integer> read : readTogether(broadcast, tasks, share, Consumer.KEEPS_VIEWS_OPEN)) {
+      assertEquals(3, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
     }
     return tasks;
   }
@@ -47,12 +39,7 @@ class DecodedBroadcastCacheSharingTest extends CacheTestBase {
   void overlappingTasksDecodeOnceHoldOneCopyAndFreeItWithTheLastTask() throws Exception {
     TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
     long oneDecode = bytesOfOneDecode(broadcast, allocator);
-    List<FakeTask> tasks = newTasks(TASKS);
-
-    for (Future<Integer> read :
-        openAndReadTogether(broadcast, tasks, true, Consumer.KEEPS_VIEWS_OPEN)) {
-      assertEquals(3, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-    }
+    List<FakeTask> tasks = readTogether(broadcast, true);
 
     assertEquals(1, decoder.calls(), "decoder calls");
     assertEquals(1, cache.counters().decodes());
@@ -124,12 +111,7 @@ class DecodedBroadcastCacheSharingTest extends CacheTestBase {
   void sharingOffDecodesForEachOverlappingTaskThroughTheSameReader() throws Exception {
     TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
     long oneDecode = bytesOfOneDecode(broadcast, allocator);
-    List<FakeTask> tasks = newTasks(TASKS);
-
-    for (Future<Integer> read :
-        openAndReadTogether(broadcast, tasks, false, Consumer.KEEPS_VIEWS_OPEN)) {
-      assertEquals(3, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-    }
+    List<FakeTask> tasks = readTogether(broadcast, false);
 
     assertEquals(TASKS, decoder.calls(), "decoder calls");
     assertEquals(TASKS, cache.counters().privateDecodes());

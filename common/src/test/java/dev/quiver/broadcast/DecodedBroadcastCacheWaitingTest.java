@@ -37,11 +37,9 @@ class DecodedBroadcastCacheWaitingTest extends CacheTestBase {
 
   @Test
   void taskArrivingDuringADecodeWaitsForItAndThenShares() throws Exception {
-    Gate gate = decoder.blockCall(1);
     FakeTask first = new FakeTask();
     FakeTask second = new FakeTask();
-    Future<BroadcastReader> firstOpen = openOnAThread(broadcast, first);
-    gate.awaitEntered();
+    HeldDecode decode = openBehindAHeldDecode(broadcast, first);
 
     CacheSnapshot decoding = cache.snapshot();
     assertEquals(1, decoding.entries().size(), decoding::toString);
@@ -53,9 +51,9 @@ class DecodedBroadcastCacheWaitingTest extends CacheTestBase {
     assertThrows(TimeoutException.class, () -> secondOpen.get(300, TimeUnit.MILLISECONDS));
     assertEquals(1, decoder.calls(), "the waiter must not decode");
 
-    gate.release();
-    BroadcastReader firstReader = firstOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
-    BroadcastReader secondReader = secondOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    decode.release();
+    BroadcastReader firstReader = done(decode.open(0));
+    BroadcastReader secondReader = done(secondOpen);
     assertEquals(2, Consumer.KEEPS_VIEWS_OPEN.consume(firstReader, broadcast, null));
     assertEquals(2, Consumer.KEEPS_VIEWS_OPEN.consume(secondReader, broadcast, null));
 
@@ -168,11 +166,9 @@ class DecodedBroadcastCacheWaitingTest extends CacheTestBase {
 
   @Test
   void waiterWhoseThreadIsInterruptedStopsAndKeepsTheInterrupt() throws Exception {
-    Gate gate = decoder.blockCall(1);
     FakeTask decoding = new FakeTask();
     FakeTask waiter = new FakeTask();
-    Future<BroadcastReader> decodingOpen = openOnAThread(broadcast, decoding);
-    gate.awaitEntered();
+    HeldDecode decode = openBehindAHeldDecode(broadcast, decoding);
     CompletableFuture<Thread> waiterThread = new CompletableFuture<>();
     Future<String> waiterOutcome =
         executor.submit(
@@ -191,9 +187,8 @@ class DecodedBroadcastCacheWaitingTest extends CacheTestBase {
         "interrupted, flag true", waiterOutcome.get(KILL_NOTICED_SECONDS, TimeUnit.SECONDS));
     waiter.complete();
 
-    gate.release();
-    Consumer.CLOSES_EACH_VIEW.consume(
-        decodingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), broadcast, null);
+    decode.release();
+    Consumer.CLOSES_EACH_VIEW.consume(done(decode.open(0)), broadcast, null);
     assertEquals(1, entry(broadcast).holders());
     decoding.complete();
   }

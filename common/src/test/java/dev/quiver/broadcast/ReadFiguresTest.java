@@ -11,6 +11,8 @@ import dev.quiver.broadcast.BroadcastReader.Served;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.ipc.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -74,17 +76,18 @@ class ReadFiguresTest extends CacheTestBase {
 
   @Test
   void withSharingOffEveryTaskDecodesPrivately() throws Exception {
-    FakeTask first = new FakeTask();
-    FakeTask second = new FakeTask();
-    BroadcastReader one = cache.open(broadcast, first, false);
-    BroadcastReader two = cache.open(broadcast, second, false);
-    for (BroadcastReader reader : new BroadcastReader[] {one, two}) {
+    List<FakeTask> tasks = newTasks(2);
+    List<BroadcastReader> readers = new ArrayList<>();
+    for (FakeTask task : tasks) {
+      readers.add(cache.open(broadcast, task, false));
+    }
+    for (BroadcastReader reader : readers) {
       assertDecoded(Served.PRIVATE, reader);
       assertEquals(0, reader.waitNanos());
       assertEquals(2, Consumer.KEEPS_VIEWS_OPEN.consume(reader, broadcast, null));
     }
     assertEquals(2, cache.counters().privateDecodes());
-    complete(first, second);
+    tasks.forEach(FakeTask::complete);
   }
 
   @Test
