@@ -3,10 +3,9 @@ package dev.quiver.bench;
 import dev.quiver.broadcast.BroadcastSource;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.ArrowIpc;
+import dev.quiver.testing.InMemoryBroadcast;
 import dev.quiver.testing.TestData;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -30,7 +29,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * Broadcast-shaped Arrow IPC streams for the benchmarks, encoded in memory with {@link
  * ArrowIpc#encode}, and an in-memory {@link BroadcastSource} over one of them.
  */
-final class BenchBroadcast implements BroadcastSource {
+final class BenchBroadcast extends InMemoryBroadcast {
 
   /** What the rows hold. */
   enum Shape {
@@ -40,41 +39,13 @@ final class BenchBroadcast implements BroadcastSource {
     BUILD_SIDE
   }
 
-  private final long id;
-  private final byte[] stream;
-  private final StreamCodec codec;
-
+  /** One stream, of unknown length as the benchmarks have always read it. */
   BenchBroadcast(long id, byte[] stream, StreamCodec codec) {
-    this.id = id;
-    this.stream = stream;
-    this.codec = codec;
+    super(id, codec, List.of(stream), false);
   }
 
   byte[] bytes() {
-    return stream;
-  }
-
-  @Override
-  public long broadcastId() {
-    return id;
-  }
-
-  @Override
-  public int streamCount() {
-    return 1;
-  }
-
-  @Override
-  public InputStream openStream(int index) {
-    if (index != 0) {
-      throw new IndexOutOfBoundsException("stream " + index);
-    }
-    return new ByteArrayInputStream(stream);
-  }
-
-  @Override
-  public StreamCodec codec() {
-    return codec;
+    return streamBytes(0);
   }
 
   /**

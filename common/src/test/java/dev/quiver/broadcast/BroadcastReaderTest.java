@@ -1,6 +1,5 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,35 +18,20 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** Broadcast shapes (streams, empty ones, zero columns) and what consumers do with their views. */
-@ExtendWith(AllocatorExtension.class)
-class BroadcastReaderTest {
-
-  private BufferAllocator allocator;
-  private ScriptedDecoder decoder;
-  private DecodedBroadcastCache cache;
-
-  @BeforeEach
-  void setUp(BufferAllocator allocator) {
-    this.allocator = allocator;
-    decoder = new ScriptedDecoder();
-    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
-  }
+class BroadcastReaderTest extends CacheTestBase {
 
   @Test
   void batchesOfSeveralStreamsComeInStreamOrder() throws Exception {
     TestBroadcast broadcast =
-        TestBroadcast.encode(
+        encode(
             51,
             Shape.BUILD_SIDE,
             SparkStreamCodec.LZ4,
-            allocator,
             new int[] {100, 200},
             new int[] {50},
             new int[0],
@@ -68,19 +51,12 @@ class BroadcastReaderTest {
     assertFalse(reader.next(), "next() after the end stays false");
     assertEquals(680, reader.broadcast().rowCount());
     task.complete();
-    assertHoldsNothing(cache);
   }
 
   @Test
   void zeroColumnBatchesKeepTheirRowCounts() throws Exception {
     TestBroadcast broadcast =
-        TestBroadcast.encode(
-            52,
-            Shape.ZERO_COLUMNS,
-            StreamCodec.NONE,
-            allocator,
-            new int[] {5, 0, 17},
-            new int[] {3});
+        encode(52, Shape.ZERO_COLUMNS, StreamCodec.NONE, new int[] {5, 0, 17}, new int[] {3});
     FakeTask first = new FakeTask();
     FakeTask second = new FakeTask();
     BroadcastReader reader = cache.open(broadcast, first, true);
@@ -89,15 +65,12 @@ class BroadcastReaderTest {
         4, Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, second, true), broadcast, null));
     assertEquals(1, decoder.calls());
     assertEquals(25, reader.broadcast().rowCount());
-    first.complete();
-    second.complete();
-    assertHoldsNothing(cache);
+    complete(first, second);
   }
 
   @Test
   void emptyBroadcastHasNoBatches() throws Exception {
-    TestBroadcast broadcast =
-        TestBroadcast.encode(53, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator);
+    TestBroadcast broadcast = encode(53, Shape.BUILD_SIDE, SparkStreamCodec.LZ4);
     assertEquals(0, broadcast.streamCount());
     FakeTask first = new FakeTask();
     FakeTask second = new FakeTask();
@@ -110,18 +83,14 @@ class BroadcastReaderTest {
     CacheSnapshot snapshot = cache.snapshot();
     assertEquals(1, snapshot.entries().size(), snapshot::toString);
     assertEquals(2, snapshot.entries().get(0).holders());
-    first.complete();
-    second.complete();
-    assertHoldsNothing(cache);
+    complete(first, second);
   }
 
   @Test
   void streamsWithZeroBatchesAreSkipped() throws Exception {
-    TestBroadcast onlyEmpty =
-        TestBroadcast.encode(54, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator, new int[0]);
+    TestBroadcast onlyEmpty = encode(54, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, new int[0]);
     TestBroadcast emptyThenOne =
-        TestBroadcast.encode(
-            55, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[0], new int[] {40});
+        encode(55, Shape.BUILD_SIDE, StreamCodec.NONE, new int[0], new int[] {40});
     FakeTask task = new FakeTask();
     BroadcastReader empty = cache.open(onlyEmpty, task, true);
     assertFalse(empty.next());
@@ -132,14 +101,12 @@ class BroadcastReaderTest {
     assertFalse(reader.next());
     assertEquals(2, cache.snapshot().entries().size());
     task.complete();
-    assertHoldsNothing(cache);
   }
 
   @Test
   void readerClosesAViewWhenItMovesOn() throws Exception {
     TestBroadcast broadcast =
-        TestBroadcast.encode(
-            56, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {1000, 1000, 1000, 1000});
+        encode(56, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {1000, 1000, 1000, 1000});
     FakeTask task = new FakeTask();
     BroadcastReader reader = cache.open(broadcast, task, true);
     List<ArrowRecordBatch> decoded = reader.broadcast().streams().get(0).batches();
@@ -165,7 +132,6 @@ class BroadcastReaderTest {
     assertFalse(reader.next());
     assertEquals(unread[3], references(decoded.get(3)), "the last view is open after the end");
     task.complete();
-    assertHoldsNothing(cache);
   }
 
   /** References on the memory a decoded batch's buffers share. */
@@ -177,13 +143,7 @@ class BroadcastReaderTest {
   @EnumSource(Consumer.class)
   void everyConsumerStyleLeavesNothingOnceItsTaskCompletes(Consumer consumer) throws Exception {
     TestBroadcast broadcast =
-        TestBroadcast.encode(
-            57,
-            Shape.BUILD_SIDE,
-            SparkStreamCodec.LZ4,
-            allocator,
-            new int[] {600, 600},
-            new int[] {600});
+        encode(57, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, new int[] {600, 600}, new int[] {600});
     for (boolean share : new boolean[] {true, false}) {
       FakeTask task = new FakeTask();
       try (BufferAllocator own = allocator.newChildAllocator("consumer", 0, Long.MAX_VALUE)) {
@@ -194,19 +154,13 @@ class BroadcastReaderTest {
       task.complete();
       assertTrue(cache.snapshot().isEmpty(), () -> consumer + " left " + cache.snapshot());
     }
-    assertHoldsNothing(cache);
   }
 
   @Test
   void consumersSharingABroadcastDoNotDisturbEachOther() throws Exception {
     TestBroadcast broadcast =
-        TestBroadcast.encode(
-            58,
-            Shape.BUILD_SIDE,
-            SparkStreamCodec.LZ4,
-            allocator,
-            new int[] {500, 500},
-            new int[] {500, 500});
+        encode(
+            58, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, new int[] {500, 500}, new int[] {500, 500});
     Map<Consumer, FakeTask> tasks = new EnumMap<>(Consumer.class);
     Map<Consumer, BroadcastReader> readers = new EnumMap<>(Consumer.class);
     for (Consumer consumer : Consumer.values()) {
@@ -234,7 +188,7 @@ class BroadcastReaderTest {
         if (batch == 0) {
           // The consumer that stops ends its task while the others are still reading.
           tasks.get(Consumer.STOPS_AFTER_FIRST_BATCH).complete();
-          assertEquals(3, cache.snapshot().entries().get(0).holders());
+          assertEquals(3, entry(broadcast).holders());
         }
       }
       for (Consumer consumer : order) {
@@ -247,43 +201,32 @@ class BroadcastReaderTest {
     for (FakeTask task : tasks.values()) {
       task.complete();
     }
-    assertHoldsNothing(cache);
   }
 
   @Test
   void keptViewsOfAPrivateDecodeAreClosedAtCompletion() throws Exception {
-    TestBroadcast broadcast =
-        TestBroadcast.encode(59, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {10, 20});
+    TestBroadcast broadcast = encode(59, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {10, 20});
     FakeTask task = new FakeTask();
     BroadcastReader reader = cache.open(broadcast, task, false);
     assertTrue(reader.next());
     VectorSchemaRoot kept = reader.current();
     task.complete();
     assertEquals(0, kept.getFieldVectors().get(0).getValueCount(), "completion left the view open");
-    assertHoldsNothing(cache);
   }
 
   @Test
   void readerClosedByItsTaskRefusesToMoveOn() throws Exception {
-    TestBroadcast broadcast =
-        TestBroadcast.encode(60, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {10});
+    TestBroadcast broadcast = encode(60, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {10});
     FakeTask task = new FakeTask();
     BroadcastReader reader = cache.open(broadcast, task, true);
     task.complete();
     assertThrows(IllegalStateException.class, reader::next);
-    assertHoldsNothing(cache);
   }
 
   @Test
   void currentBatchIsTheSharedDecodedBatchAndTakesNoReference() throws Exception {
     TestBroadcast broadcast =
-        TestBroadcast.encode(
-            61,
-            Shape.BUILD_SIDE,
-            StreamCodec.NONE,
-            allocator,
-            new int[] {300, 200},
-            new int[] {50});
+        encode(61, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {300, 200}, new int[] {50});
     FakeTask task = new FakeTask();
     BroadcastReader reader = cache.open(broadcast, task, true);
     assertThrows(IllegalStateException.class, reader::currentBatch);
@@ -305,6 +248,5 @@ class BroadcastReaderTest {
     assertFalse(reader.next());
     assertThrows(IllegalStateException.class, reader::currentBatch);
     task.complete();
-    assertHoldsNothing(cache);
   }
 }

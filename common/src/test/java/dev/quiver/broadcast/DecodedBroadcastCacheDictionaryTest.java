@@ -1,74 +1,38 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
-import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Broadcasts that carry dictionaries are decoded by each task for itself. */
-@ExtendWith(AllocatorExtension.class)
-class DecodedBroadcastCacheDictionaryTest {
+class DecodedBroadcastCacheDictionaryTest extends CacheTestBase {
 
-  private BufferAllocator allocator;
-  private ExecutorService executor;
-  private ScriptedDecoder decoder;
-  private DecodedBroadcastCache cache;
   private TestBroadcast broadcast;
 
   @BeforeEach
-  void setUp(BufferAllocator allocator) throws Exception {
-    this.allocator = allocator;
-    executor = Executors.newCachedThreadPool();
-    decoder = new ScriptedDecoder();
-    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
+  void encodeTheBroadcast() throws Exception {
     broadcast =
-        TestBroadcast.encode(
-            41,
-            Shape.DICTIONARY,
-            SparkStreamCodec.LZ4,
-            allocator,
-            new int[] {700, 300},
-            new int[] {500});
-  }
-
-  @AfterEach
-  void tearDown() throws InterruptedException {
-    decoder.releaseAll();
-    executor.shutdownNow();
-    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        encode(41, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {700, 300}, new int[] {500});
   }
 
   @Test
   void overlappingTasksEachDecodeADictionaryBroadcastForThemselves() throws Exception {
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
     FakeTask first = new FakeTask();
     FakeTask waiter = new FakeTask();
-    Future<BroadcastReader> firstOpen = executor.submit(() -> cache.open(broadcast, first, true));
-    gate.awaitEntered();
-    Future<BroadcastReader> waiterOpen = executor.submit(() -> cache.open(broadcast, waiter, true));
-    awaitCondition("the second task waits", () -> cache.counters().waits() >= 1);
-    gate.release();
+    HeldDecode opens = openBehindAHeldDecode(broadcast, first, waiter);
+    opens.release();
 
-    BroadcastReader firstReader = firstOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    BroadcastReader firstReader = done(opens.open(0));
     CacheSnapshot afterDecode = cache.snapshot();
     assertTrue(
         afterDecode.entries().isEmpty(), () -> "a dictionary broadcast listed: " + afterDecode);
-    BroadcastReader waiterReader = waiterOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    BroadcastReader waiterReader = done(opens.open(1));
 
     assertEquals(3, Consumer.KEEPS_VIEWS_OPEN.consume(firstReader, broadcast, null));
     assertEquals(3, Consumer.KEEPS_VIEWS_OPEN.consume(waiterReader, broadcast, null));
@@ -85,7 +49,6 @@ class DecodedBroadcastCacheDictionaryTest {
     assertTrue(cache.snapshot().entries().isEmpty());
     assertTrue(cache.snapshot().allocatedBytes() > 0, "the waiter's copy went with the first");
     waiter.complete();
-    assertHoldsNothing(cache);
   }
 
   @Test
@@ -101,9 +64,7 @@ class DecodedBroadcastCacheDictionaryTest {
     assertEquals(2, decoder.calls());
     assertEquals(0, cache.counters().sharedReads());
     assertTrue(cache.snapshot().entries().isEmpty());
-    second.complete();
-    first.complete();
-    assertHoldsNothing(cache);
+    complete(second, first);
   }
 
   @Test
@@ -113,6 +74,5 @@ class DecodedBroadcastCacheDictionaryTest {
         3, Consumer.KEEPS_VIEWS_OPEN.consume(cache.open(broadcast, task, false), broadcast, null));
     assertEquals(1, cache.counters().privateDecodes());
     task.complete();
-    assertHoldsNothing(cache);
   }
 }

@@ -1,7 +1,6 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -11,49 +10,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.apache.arrow.memory.BufferAllocator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** A failed decode is not cached, leaves nothing behind, and its waiters decode for themselves. */
-@ExtendWith(AllocatorExtension.class)
-class DecodedBroadcastCacheFailureTest {
-
-  private BufferAllocator allocator;
-  private ExecutorService executor;
-  private ScriptedDecoder decoder;
-  private DecodedBroadcastCache cache;
-
-  @BeforeEach
-  void setUp(BufferAllocator allocator) {
-    this.allocator = allocator;
-    executor = Executors.newCachedThreadPool();
-    decoder = new ScriptedDecoder();
-    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
-  }
-
-  @AfterEach
-  void tearDown() throws InterruptedException {
-    decoder.releaseAll();
-    executor.shutdownNow();
-    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-  }
+class DecodedBroadcastCacheFailureTest extends CacheTestBase {
 
   /** Two streams, the second of several batches, so a failure in it comes after allocations. */
   private TestBroadcast broadcast(StreamCodec codec) throws Exception {
-    return TestBroadcast.encode(
-        31, Shape.BUILD_SIDE, codec, allocator, new int[] {4000}, new int[] {4000, 4000, 4000});
+    return encode(31, Shape.BUILD_SIDE, codec, new int[] {4000}, new int[] {4000, 4000, 4000});
   }
 
   @Test
@@ -80,40 +49,24 @@ class DecodedBroadcastCacheFailureTest {
     assertEquals(1, cache.counters().decodes(), "the retry was not a shared decode");
     assertEquals(1, cache.counters().sharedReads(), "the retry's entry was not shared");
     assertEquals(0, cache.counters().privateDecodes());
-    assertEquals(2, cache.snapshot().entries().get(0).holders());
-    next.complete();
-    another.complete();
-    assertHoldsNothing(cache);
+    assertEquals(2, entry(broadcast).holders());
+    complete(next, another);
   }
 
   @Test
   void waitersOfAFailedDecodeDecodeForThemselvesAndTheFailingTaskGetsTheError() throws Exception {
     TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
     decoder.failCall(1);
     FakeTask failing = new FakeTask();
-    Future<BroadcastReader> failingOpen =
-        executor.submit(() -> cache.open(broadcast, failing, true));
-    gate.awaitEntered();
+    HeldDecode decode = openBehindAHeldDecode(broadcast, failing);
 
     int waiting = 3;
-    List<FakeTask> waiters = new ArrayList<>();
-    List<Future<Integer>> reads = new ArrayList<>();
-    for (int i = 0; i < waiting; i++) {
-      FakeTask waiter = new FakeTask();
-      waiters.add(waiter);
-      reads.add(
-          executor.submit(
-              () ->
-                  Consumer.KEEPS_VIEWS_OPEN.consume(
-                      cache.open(broadcast, waiter, true), broadcast, null)));
-    }
+    List<FakeTask> waiters = newTasks(waiting);
+    List<Future<Integer>> reads = readTogether(broadcast, waiters, true, Consumer.KEEPS_VIEWS_OPEN);
     awaitCondition("every waiter waits", () -> cache.counters().waits() >= waiting);
-    gate.release();
+    decode.release();
 
-    ExecutionException failure =
-        assertThrows(
-            ExecutionException.class, () -> failingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    ExecutionException failure = assertThrows(ExecutionException.class, () -> done(decode.open(0)));
     assertInstanceOf(ScriptedDecoder.InjectedFailure.class, failure.getCause());
     for (Future<Integer> read : reads) {
       assertEquals(4, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), "a waiter read wrong data");
@@ -139,33 +92,24 @@ class DecodedBroadcastCacheFailureTest {
     assertEquals(1, cache.counters().decodes(), "a later task did not try a shared decode");
     assertEquals(1, cache.snapshot().entries().size());
     later.complete();
-    assertHoldsNothing(cache);
   }
 
   @Test
   void waiterWhoseOwnDecodeAlsoFailsGetsThatFailure() throws Exception {
     TestBroadcast broadcast = broadcast(StreamCodec.NONE);
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
     decoder.failCall(1).failCall(2);
     FakeTask failing = new FakeTask();
     FakeTask waiter = new FakeTask();
-    Future<BroadcastReader> failingOpen =
-        executor.submit(() -> cache.open(broadcast, failing, true));
-    gate.awaitEntered();
-    Future<BroadcastReader> waiterOpen = executor.submit(() -> cache.open(broadcast, waiter, true));
-    awaitCondition("the waiter waits", () -> cache.counters().waits() >= 1);
-    gate.release();
-
-    for (Future<BroadcastReader> open : List.of(failingOpen, waiterOpen)) {
+    HeldDecode opens = openBehindAHeldDecode(broadcast, failing, waiter);
+    opens.release();
+    for (Future<BroadcastReader> open : List.of(opens.open(0), opens.open(1))) {
       ExecutionException e =
           assertThrows(ExecutionException.class, () -> open.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
       assertInstanceOf(ScriptedDecoder.InjectedFailure.class, e.getCause());
     }
     assertEquals(2, cache.counters().failedDecodes());
     assertEquals(2, decoder.calls());
-    failing.complete();
-    waiter.complete();
-    assertHoldsNothing(cache);
+    complete(failing, waiter);
   }
 
   @Test
@@ -178,6 +122,5 @@ class DecodedBroadcastCacheFailureTest {
     assertEquals(1, cache.counters().failedDecodes());
     assertEquals(0, task.pendingListeners());
     task.complete();
-    assertHoldsNothing(cache);
   }
 }

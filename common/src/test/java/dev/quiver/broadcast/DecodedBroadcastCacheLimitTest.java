@@ -1,6 +1,5 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,33 +8,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.IpcFormatException;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.arrow.memory.BufferAllocator;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The per-entry limit ({@code maxEntryBytes}) bounds a decode, not the tasks reading it. */
-@ExtendWith(AllocatorExtension.class)
-class DecodedBroadcastCacheLimitTest {
+class DecodedBroadcastCacheLimitTest extends CacheTestBase {
 
   private static final int TASKS = 8;
 
   @Test
-  void decodeOverTheLimitFailsAndLeavesNothing(BufferAllocator allocator) throws Exception {
-    TestBroadcast broadcast =
-        TestBroadcast.encode(61, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {5000});
+  void decodeOverTheLimitFailsAndLeavesNothing() throws Exception {
+    TestBroadcast broadcast = encode(61, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {5000});
     long oneDecode = bytesOfOneDecode(broadcast, allocator);
-    DecodedBroadcastCache cache =
-        new DecodedBroadcastCache(allocator, BroadcastDecoder.ARROW_IPC, oneDecode / 2);
+    DecodedBroadcastCache cache = caches.with(BroadcastDecoder.ARROW_IPC, oneDecode / 2);
     FakeTask task = new FakeTask();
     assertThrows(IpcFormatException.class, () -> cache.open(broadcast, task, true));
     assertEquals(1, cache.counters().failedDecodes());
     assertTrue(cache.snapshot().isEmpty(), () -> cache.snapshot().toString());
     task.complete();
-    assertHoldsNothing(cache);
   }
 
   /**
@@ -43,14 +35,11 @@ class DecodedBroadcastCacheLimitTest {
    * sharing off: the tasks' views must not count against the one decode's limit.
    */
   @Test
-  void broadcastThatFitsTheLimitIsReadableByManySharingTasks(BufferAllocator allocator)
-      throws Exception {
+  void broadcastThatFitsTheLimitIsReadableByManySharingTasks() throws Exception {
     TestBroadcast broadcast =
-        TestBroadcast.encode(
-            62, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {1000, 1000});
+        encode(62, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {1000, 1000});
     long limit = bytesOfOneDecode(broadcast, allocator) + 1024;
-    DecodedBroadcastCache cache =
-        new DecodedBroadcastCache(allocator, BroadcastDecoder.ARROW_IPC, limit);
+    DecodedBroadcastCache cache = caches.with(BroadcastDecoder.ARROW_IPC, limit);
 
     for (boolean share : new boolean[] {false, true}) {
       List<FakeTask> tasks = new ArrayList<>();
@@ -66,6 +55,5 @@ class DecodedBroadcastCacheLimitTest {
       }
       assertTrue(cache.snapshot().isEmpty(), () -> cache.snapshot().toString());
     }
-    assertHoldsNothing(cache);
   }
 }

@@ -1,7 +1,6 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -16,26 +15,20 @@ import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.IpcFormatException;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
+import dev.quiver.testing.InMemoryBroadcast;
 import dev.quiver.testing.LogCapture;
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-import org.apache.arrow.memory.BufferAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.event.Level;
 
 /**
@@ -43,36 +36,30 @@ import org.slf4j.event.Level;
  * failed decode or refused broadcast, and INFO for each task that decodes for itself after a
  * failure. Recorded through {@link LogCapture}, the SLF4J provider of common's tests.
  */
-@ExtendWith(AllocatorExtension.class)
-class DecodedBroadcastCacheLoggingTest {
+class DecodedBroadcastCacheLoggingTest extends CacheTestBase {
 
-  private BufferAllocator allocator;
-  private ExecutorService executor;
-  private ScriptedDecoder decoder;
   private LogCapture cacheLog;
   private LogCapture ipcLog;
 
   @BeforeEach
-  void setUp(BufferAllocator allocator) {
-    this.allocator = allocator;
-    executor = Executors.newCachedThreadPool();
-    decoder = new ScriptedDecoder();
+  void capture() {
     cacheLog = LogCapture.of(DecodedBroadcastCache.class);
     ipcLog = LogCapture.of(ArrowIpc.class);
   }
 
   @AfterEach
-  void tearDown() throws InterruptedException {
+  void stopCapturing() {
     cacheLog.close();
     ipcLog.close();
-    decoder.releaseAll();
-    executor.shutdownNow();
-    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+  }
+
+  /** A cache with Quiver's own decoder. */
+  private DecodedBroadcastCache arrowIpcCache() {
+    return caches.with(BroadcastDecoder.ARROW_IPC, Long.MAX_VALUE);
   }
 
   private TestBroadcast broadcast(long id) throws Exception {
-    return TestBroadcast.encode(
-        id, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator, new int[] {300}, new int[] {200});
+    return encode(id, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, new int[] {300}, new int[] {200});
   }
 
   @Test
@@ -80,7 +67,7 @@ class DecodedBroadcastCacheLoggingTest {
     TestBroadcast broadcast = broadcast(41);
     long decodedBytes = bytesOfOneDecode(broadcast, allocator);
     long compressedBytes = broadcast.streamLength(0) + broadcast.streamLength(1);
-    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator);
+    DecodedBroadcastCache cache = arrowIpcCache();
     FakeTask first = new FakeTask();
     FakeTask second = new FakeTask();
 
@@ -103,18 +90,16 @@ class DecodedBroadcastCacheLoggingTest {
         cacheLog.at(Level.DEBUG));
     assertTrue(cacheLog.at(Level.WARN).isEmpty());
 
-    first.complete();
-    second.complete();
+    complete(first, second);
     assertEquals(
         "Released broadcast 41 (" + decodedBytes + " bytes): its last task completed",
         last(cacheLog.at(Level.DEBUG)));
-    assertHoldsNothing(cache);
   }
 
   @Test
   void withSharingOffEachTaskDecodeIsADebugLineOnly() throws Exception {
     TestBroadcast broadcast = broadcast(42);
-    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator);
+    DecodedBroadcastCache cache = arrowIpcCache();
     FakeTask first = new FakeTask();
     FakeTask second = new FakeTask();
 
@@ -132,16 +117,14 @@ class DecodedBroadcastCacheLoggingTest {
               + " alone \\(sharing is off\\): 2 streams, .*",
           debug.get(i));
     }
-    first.complete();
-    second.complete();
-    assertHoldsNothing(cache);
+    complete(first, second);
   }
 
   @Test
   void aRefusedBroadcastIsOneWarnLineSayingWhatAndWhereWithoutAStackTrace() throws Exception {
     TestBroadcast valid = broadcast(43);
-    BroadcastSource damaged = new TruncatedStream(valid, 1);
-    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator);
+    BroadcastSource damaged = truncated(valid, 1);
+    DecodedBroadcastCache cache = arrowIpcCache();
     FakeTask task = new FakeTask();
 
     IpcFormatException refused =
@@ -162,36 +145,21 @@ class DecodedBroadcastCacheLoggingTest {
         ipcLog.events().stream().noneMatch(e -> e.message.contains("stream 1")),
         () -> "logged twice: " + ipcLog.events());
     task.complete();
-    assertHoldsNothing(cache);
   }
 
   @Test
   void aFailedSharedDecodeWarnsWithItsCauseAndEachWaiterDecodingForItselfIsInfo() throws Exception {
     TestBroadcast broadcast =
-        TestBroadcast.encode(
-            44, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {400}, new int[] {400});
-    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+        encode(44, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {400}, new int[] {400});
     decoder.failCall(1);
     FakeTask failing = new FakeTask();
-    Future<BroadcastReader> failingOpen =
-        executor.submit(() -> cache.open(broadcast, failing, true));
-    gate.awaitEntered();
-    List<FakeTask> waiters = Arrays.asList(new FakeTask(), new FakeTask());
-    List<Future<Integer>> reads = new ArrayList<>();
-    for (FakeTask waiter : waiters) {
-      reads.add(
-          executor.submit(
-              () ->
-                  Consumer.CLOSES_EACH_VIEW.consume(
-                      cache.open(broadcast, waiter, true), broadcast, null)));
-    }
+    HeldDecode decode = openBehindAHeldDecode(broadcast, failing);
+    List<FakeTask> waiters = newTasks(2);
+    List<Future<Integer>> reads = readTogether(broadcast, waiters, true, Consumer.CLOSES_EACH_VIEW);
     awaitCondition("both waiters wait", () -> cache.counters().waits() >= waiters.size());
-    gate.release();
+    decode.release();
 
-    ExecutionException failure =
-        assertThrows(
-            ExecutionException.class, () -> failingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+    ExecutionException failure = assertThrows(ExecutionException.class, () -> done(decode.open(0)));
     for (Future<Integer> read : reads) {
       read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
     }
@@ -225,7 +193,6 @@ class DecodedBroadcastCacheLoggingTest {
 
     failing.complete();
     waiters.forEach(FakeTask::complete);
-    assertHoldsNothing(cache);
   }
 
   @Test
@@ -234,7 +201,7 @@ class DecodedBroadcastCacheLoggingTest {
         (source, into) -> {
           throw new InterruptedIOException("the task was killed");
         };
-    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator, interrupted, Long.MAX_VALUE);
+    DecodedBroadcastCache cache = caches.with(interrupted, Long.MAX_VALUE);
     FakeTask task = new FakeTask();
     assertThrows(InterruptedIOException.class, () -> cache.open(broadcast(46), task, true));
     assertTrue(warnings(cacheLog).isEmpty(), () -> cacheLog.events().toString());
@@ -246,19 +213,17 @@ class DecodedBroadcastCacheLoggingTest {
             + " after \\d+ ms: interrupted",
         info.get(0));
     task.complete();
-    assertHoldsNothing(cache);
   }
 
   @Test
   void nothingIsRecordedOnceTheCaptureIsClosed() throws Exception {
     TestBroadcast broadcast = broadcast(45);
-    DecodedBroadcastCache cache = new DecodedBroadcastCache(allocator);
+    DecodedBroadcastCache cache = arrowIpcCache();
     cacheLog.close();
     FakeTask task = new FakeTask();
     Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, task, true), broadcast, null);
     task.complete();
     assertTrue(cacheLog.events().isEmpty());
-    assertHoldsNothing(cache);
   }
 
   private static List<LogCapture.Event> warnings(LogCapture capture) {
@@ -279,44 +244,13 @@ class DecodedBroadcastCacheLoggingTest {
     return lines.get(lines.size() - 1);
   }
 
-  /** A broadcast whose stream {@code cut} ends half way: bytes Quiver refuses. */
-  private static final class TruncatedStream implements BroadcastSource {
-    private final TestBroadcast valid;
-    private final int cut;
-
-    TruncatedStream(TestBroadcast valid, int cut) {
-      this.valid = valid;
-      this.cut = cut;
+  /** {@code valid} with its stream {@code cut} ending half way: bytes Quiver refuses. */
+  private static BroadcastSource truncated(TestBroadcast valid, int cut) {
+    List<byte[]> streams = new ArrayList<>();
+    for (int i = 0; i < valid.streamCount(); i++) {
+      byte[] all = valid.streamBytes(i);
+      streams.add(i == cut ? Arrays.copyOf(all, all.length / 2) : all);
     }
-
-    private byte[] bytes(int index) {
-      byte[] all = valid.streamBytes(index);
-      return index == cut ? Arrays.copyOf(all, all.length / 2) : all;
-    }
-
-    @Override
-    public long broadcastId() {
-      return valid.broadcastId();
-    }
-
-    @Override
-    public int streamCount() {
-      return valid.streamCount();
-    }
-
-    @Override
-    public InputStream openStream(int index) {
-      return new ByteArrayInputStream(bytes(index));
-    }
-
-    @Override
-    public long streamLength(int index) {
-      return bytes(index).length;
-    }
-
-    @Override
-    public StreamCodec codec() {
-      return valid.codec();
-    }
+    return new InMemoryBroadcast(valid.broadcastId(), valid.codec(), streams, true);
   }
 }

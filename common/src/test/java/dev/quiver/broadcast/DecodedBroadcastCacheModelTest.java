@@ -1,6 +1,5 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -8,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -22,7 +20,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -34,8 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * entry's state, holders and bytes, the storage memory, the values released and the counters must
  * be the model's.
  */
-@ExtendWith(AllocatorExtension.class)
-class DecodedBroadcastCacheModelTest {
+class DecodedBroadcastCacheModelTest extends CacheTestBase {
 
   private static final int BROADCASTS = 5;
   private static final int STEPS = 3000;
@@ -349,20 +345,18 @@ class DecodedBroadcastCacheModelTest {
 
   @ParameterizedTest
   @ValueSource(longs = {1, 2, 3, 4})
-  void theCacheFollowsItsModel(long seed, BufferAllocator allocator) throws Exception {
+  void theCacheFollowsItsModel(long seed) throws Exception {
     SplittableRandom random = new SplittableRandom(seed);
-    ScriptedDecoder decoder = new ScriptedDecoder();
     Set<Long> live = ConcurrentHashMap.newKeySet();
     TestBroadcast[] broadcasts = new TestBroadcast[BROADCASTS];
     long[] sizes = new long[BROADCASTS];
     for (int i = 0; i < BROADCASTS; i++) {
       long id = i + 1L;
       broadcasts[i] =
-          TestBroadcast.encode(
+          encode(
               id,
               Shape.BUILD_SIDE,
               SparkStreamCodec.LZ4,
-              allocator,
               new int[] {50 * (i + 1), 20},
               new int[] {30});
       sizes[i] = bytesOfOneDecode(broadcasts[i], allocator);
@@ -374,9 +368,7 @@ class DecodedBroadcastCacheModelTest {
     WalkDerivation[] derivations = {new WalkDerivation(1000), new WalkDerivation(sizes[1])};
     long capacity = 2 * budget;
     BoundedStorageMemory memory = new BoundedStorageMemory(capacity);
-    DecodedBroadcastCache cache =
-        new DecodedBroadcastCache(
-            allocator, decoder, Long.MAX_VALUE, Retention.of(budget, memory, live::contains));
+    cache = caches.with(Retention.of(budget, memory, live::contains));
     Model model = new Model(sizes, budget, capacity, live);
     List<FakeTask> running = new ArrayList<>();
     Consumer[] consumers = {
@@ -520,7 +512,6 @@ class DecodedBroadcastCacheModelTest {
         model.derivedBuilds > 0 && model.derivedReuses > 0 && model.failedDerivations > 0,
         "the walk derives");
     assertTrue(model.valuesReleased > 0, "the walk frees values");
-    assertHoldsNothing(cache);
   }
 
   private static void assertSame(

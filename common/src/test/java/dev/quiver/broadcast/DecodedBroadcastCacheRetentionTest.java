@@ -1,7 +1,5 @@
 package dev.quiver.broadcast;
 
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
-import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -9,61 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import org.apache.arrow.memory.BufferAllocator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Retention: an entry outlives its last holder while its broadcast lives and its bytes fit the
  * budget and the storage memory; only idle entries are evicted, for each cause.
  */
-@ExtendWith(AllocatorExtension.class)
-class DecodedBroadcastCacheRetentionTest {
+class DecodedBroadcastCacheRetentionTest extends RetentionTestBase {
 
   /** What Spark's own blocks take from the storage memory in these tests. */
   private static final long SPARK_BLOCKS = -1;
-
-  private BufferAllocator allocator;
-  private ScriptedDecoder decoder;
-  private final Set<Long> live = ConcurrentHashMap.newKeySet();
-  private BoundedStorageMemory memory;
-  private DecodedBroadcastCache cache;
-  private TestBroadcast first;
-
-  /** Bytes one decode of each test broadcast takes (they all hold the same streams). */
-  private long size;
-
-  @BeforeEach
-  void setUp(BufferAllocator allocator) throws Exception {
-    this.allocator = allocator;
-    decoder = new ScriptedDecoder();
-    first =
-        TestBroadcast.encode(
-            1, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator, new int[] {400, 300});
-    size = bytesOfOneDecode(first, allocator);
-    for (long id = 1; id <= 5; id++) {
-      live.add(id);
-    }
-  }
-
-  @AfterEach
-  void tearDown() {
-    decoder.releaseAll();
-  }
-
-  /** A cache whose retention budget is {@code budget} bytes, in a pool of {@code capacity}. */
-  private void newCache(long budget, long capacity) {
-    memory = new BoundedStorageMemory(capacity);
-    cache =
-        new DecodedBroadcastCache(
-            allocator, decoder, Long.MAX_VALUE, Retention.of(budget, memory, live::contains));
-  }
 
   private TestBroadcast broadcast(long id) {
     return first.withId(id);
@@ -82,15 +36,6 @@ class DecodedBroadcastCacheRetentionTest {
     openAndRead(id).complete();
   }
 
-  private CacheSnapshot.EntryState entry(long id) {
-    for (CacheSnapshot.EntryState e : cache.snapshot().entries()) {
-      if (e.broadcastId() == id) {
-        return e;
-      }
-    }
-    return null;
-  }
-
   private void assertRetained(long id) {
     CacheSnapshot.EntryState e = entry(id);
     assertTrue(e != null && e.retained() && e.holders() == 0, () -> id + ": " + cache.snapshot());
@@ -101,18 +46,9 @@ class DecodedBroadcastCacheRetentionTest {
     assertNull(entry(id), () -> id + " still cached: " + cache.snapshot());
   }
 
-  /** The end of each test: closed, nothing cached, no storage memory, every allocator at zero. */
-  private void closeAndAssertAllFreed() {
-    cache.close();
-    assertEquals(0, memory.used(), "storage memory still acquired after close");
-    assertEquals(0, cache.counters().bytesRetained());
-    assertEquals(0, cache.counters().entriesRetained());
-    assertHoldsNothing(cache);
-  }
-
   @Test
   void anEntryOutlivesItsLastHolderAndIsReadWithoutDecoding() throws Exception {
-    newCache(10 * size, 100 * size);
+    retainingCache(10 * size, 100 * size);
     readOnce(1);
 
     assertEquals(1, decoder.calls());
@@ -149,8 +85,6 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void withRetentionDisabledTheLastHolderFreesTheEntry() throws Exception {
-    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
-    memory = new BoundedStorageMemory(0);
     readOnce(1);
     assertAbsent(1);
     readOnce(1);
@@ -160,7 +94,7 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void aBroadcastNoLongerLiveIsEvictedAtTheNextOpen() throws Exception {
-    newCache(10 * size, 100 * size);
+    retainingCache(10 * size, 100 * size);
     readOnce(1);
     assertRetained(1);
 
@@ -178,7 +112,7 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void aBroadcastNoLongerLiveIsEvictedAtTheNextTaskEnd() throws Exception {
-    newCache(10 * size, 100 * size);
+    retainingCache(10 * size, 100 * size);
     FakeTask running = openAndRead(2);
     readOnce(1);
     assertRetained(1);
@@ -198,7 +132,7 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void aBroadcastNotLiveWhenItsLastHolderEndsIsNotRetained() throws Exception {
-    newCache(10 * size, 100 * size);
+    retainingCache(10 * size, 100 * size);
     FakeTask task = openAndRead(1);
     live.remove(1L);
     task.complete();
@@ -210,7 +144,7 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void dropFreesAnIdleEntryAtOnce() throws Exception {
-    newCache(10 * size, 100 * size);
+    retainingCache(10 * size, 100 * size);
     readOnce(1);
     readOnce(2);
     cache.drop(1);
@@ -224,7 +158,7 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void dropOfAHeldEntryFreesItAtItsLastHolderInsteadOfRetainingIt() throws Exception {
-    newCache(10 * size, 100 * size);
+    retainingCache(10 * size, 100 * size);
     FakeTask holder = openAndRead(1);
     FakeTask second = openAndRead(1);
     cache.drop(1);
@@ -245,7 +179,7 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void theBudgetEvictsTheLeastRecentlyUsedIdleEntryFirst() throws Exception {
-    newCache(2 * size + size / 2, 100 * size);
+    retainingCache(2 * size + size / 2, 100 * size);
     readOnce(1);
     readOnce(2);
     readOnce(1); // 1 is now the more recently used
@@ -268,7 +202,7 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void anEntryLargerThanTheBudgetIsNotRetainedAndEvictsNothing() throws Exception {
-    newCache(size - 1, 100 * size);
+    retainingCache(size - 1, 100 * size);
     readOnce(1);
     assertAbsent(1);
     assertEquals(0, cache.counters().budgetEvictions());
@@ -278,7 +212,7 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void anEntryWhoseBytesTheStorageMemoryRefusesIsNotRetained() throws Exception {
-    newCache(10 * size, 100 * size);
+    retainingCache(10 * size, 100 * size);
     assertTrue(memory.tryAcquire(SPARK_BLOCKS, 100 * size - size + 1));
     readOnce(1);
     assertAbsent(1);
@@ -293,7 +227,7 @@ class DecodedBroadcastCacheRetentionTest {
   @Test
   void underPressureIdleEntriesGoLeastRecentlyUsedFirstUntilThePressureIsGone() throws Exception {
     long capacity = 10 * size;
-    newCache(capacity, capacity);
+    retainingCache(capacity, capacity);
     readOnce(1);
     readOnce(2);
     assertEquals(2 * size, memory.used());
@@ -323,7 +257,7 @@ class DecodedBroadcastCacheRetentionTest {
   @Test
   void aHeldEntryIsNeverEvicted() throws Exception {
     long capacity = 10 * size;
-    newCache(size, capacity);
+    retainingCache(size, capacity);
     FakeTask holder = new FakeTask();
     TestBroadcast one = broadcast(1);
     BroadcastReader reader = cache.open(one, holder, true);
@@ -355,7 +289,7 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void closeFreesIdleEntriesNowAndHeldOnesWithTheirLastHolder() throws Exception {
-    newCache(10 * size, 100 * size);
+    retainingCache(10 * size, 100 * size);
     readOnce(1);
     readOnce(2);
     FakeTask holder = openAndRead(3);
@@ -377,12 +311,11 @@ class DecodedBroadcastCacheRetentionTest {
 
   @Test
   void privateDecodesAreNeverRetained() throws Exception {
-    newCache(10 * size, 100 * size);
+    retainingCache(10 * size, 100 * size);
     FakeTask task = new FakeTask();
     Consumer.CLOSES_EACH_VIEW.consume(cache.open(first, task, false), first, null);
     task.complete();
-    TestBroadcast dictionary =
-        TestBroadcast.encode(4, Shape.DICTIONARY, SparkStreamCodec.LZ4, allocator, new int[] {100});
+    TestBroadcast dictionary = encode(4, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {100});
     FakeTask reads = new FakeTask();
     Consumer.CLOSES_EACH_VIEW.consume(cache.open(dictionary, reads, true), dictionary, null);
     reads.complete();

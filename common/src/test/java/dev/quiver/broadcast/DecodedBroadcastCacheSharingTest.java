@@ -1,7 +1,6 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,74 +8,29 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.apache.arrow.memory.BufferAllocator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Overlapping tasks share one decode and one copy; the setting turns sharing off. */
-@ExtendWith(AllocatorExtension.class)
-class DecodedBroadcastCacheSharingTest {
+class DecodedBroadcastCacheSharingTest extends CacheTestBase {
 
   private static final int TASKS = 6;
 
-  private BufferAllocator allocator;
-  private ExecutorService executor;
-  private ScriptedDecoder decoder;
-  private DecodedBroadcastCache cache;
-
-  @BeforeEach
-  void setUp(BufferAllocator allocator) {
-    this.allocator = allocator;
-    executor = Executors.newCachedThreadPool();
-    decoder = new ScriptedDecoder();
-    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
-  }
-
-  @AfterEach
-  void tearDown() throws InterruptedException {
-    decoder.releaseAll();
-    executor.shutdownNow();
-    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-  }
-
   private TestBroadcast broadcast(StreamCodec codec) throws Exception {
-    return TestBroadcast.encode(
-        7, Shape.BUILD_SIDE, codec, allocator, new int[] {3000, 3000}, new int[] {2500});
+    return encode(7, Shape.BUILD_SIDE, codec, new int[] {3000, 3000}, new int[] {2500});
   }
 
-  /** Starts every task at once; each opens, reads everything and keeps its hold (no complete). */
-  private List<Future<Integer>> openAndReadTogether(
-      TestBroadcast broadcast, List<FakeTask> tasks, boolean share, Consumer consumer) {
-    CountDownLatch start = new CountDownLatch(1);
-    List<Future<Integer>> reads = new ArrayList<>();
-    for (FakeTask task : tasks) {
-      reads.add(
-          executor.submit(
-              () -> {
-                start.await();
-                BroadcastReader reader = cache.open(broadcast, task, share);
-                return consumer.consume(reader, broadcast, null);
-              }));
-    }
-    start.countDown();
-    return reads;
-  }
-
-  private static List<FakeTask> newTasks(int n) {
-    List<FakeTask> tasks = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      tasks.add(new FakeTask());
+  /**
+   * {@link #TASKS} tasks, started at once: each opens {@code broadcast}, reads all its 3 batches
+   * keeping the views open, and keeps its hold (no complete).
+   */
+  private List<FakeTask> readTogether(TestBroadcast broadcast, boolean share) throws Exception {
+    List<FakeTask> tasks = newTasks(TASKS);
+    for (Future<Integer> read : readTogether(broadcast, tasks, share, Consumer.KEEPS_VIEWS_OPEN)) {
+      assertEquals(3, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
     }
     return tasks;
   }
@@ -85,12 +39,7 @@ class DecodedBroadcastCacheSharingTest {
   void overlappingTasksDecodeOnceHoldOneCopyAndFreeItWithTheLastTask() throws Exception {
     TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
     long oneDecode = bytesOfOneDecode(broadcast, allocator);
-    List<FakeTask> tasks = newTasks(TASKS);
-
-    for (Future<Integer> read :
-        openAndReadTogether(broadcast, tasks, true, Consumer.KEEPS_VIEWS_OPEN)) {
-      assertEquals(3, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-    }
+    List<FakeTask> tasks = readTogether(broadcast, true);
 
     assertEquals(1, decoder.calls(), "decoder calls");
     assertEquals(1, cache.counters().decodes());
@@ -126,8 +75,6 @@ class DecodedBroadcastCacheSharingTest {
     assertEquals(2, cache.counters().decodes());
     assertEquals(1, cache.snapshot().entries().size());
     later.complete();
-
-    assertHoldsNothing(cache);
   }
 
   @Test
@@ -142,7 +89,6 @@ class DecodedBroadcastCacheSharingTest {
     }
     assertEquals(3, cache.counters().decodes());
     assertEquals(0, cache.counters().sharedReads());
-    assertHoldsNothing(cache);
   }
 
   @Test
@@ -159,19 +105,13 @@ class DecodedBroadcastCacheSharingTest {
     assertEquals(1, cache.snapshot().entries().size());
     assertEquals(8, cache.snapshot().entries().get(0).broadcastId());
     b.complete();
-    assertHoldsNothing(cache);
   }
 
   @Test
   void sharingOffDecodesForEachOverlappingTaskThroughTheSameReader() throws Exception {
     TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
     long oneDecode = bytesOfOneDecode(broadcast, allocator);
-    List<FakeTask> tasks = newTasks(TASKS);
-
-    for (Future<Integer> read :
-        openAndReadTogether(broadcast, tasks, false, Consumer.KEEPS_VIEWS_OPEN)) {
-      assertEquals(3, read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-    }
+    List<FakeTask> tasks = readTogether(broadcast, false);
 
     assertEquals(TASKS, decoder.calls(), "decoder calls");
     assertEquals(TASKS, cache.counters().privateDecodes());
@@ -187,7 +127,6 @@ class DecodedBroadcastCacheSharingTest {
     for (FakeTask task : tasks) {
       task.complete();
     }
-    assertHoldsNothing(cache);
   }
 
   @Test
@@ -203,12 +142,10 @@ class DecodedBroadcastCacheSharingTest {
     assertEquals(1, cache.counters().decodes());
     assertEquals(1, cache.counters().privateDecodes());
     assertEquals(1, cache.counters().sharedReads());
-    assertEquals(2, cache.snapshot().entries().get(0).holders(), "the private task took no hold");
-    alone.complete();
-    shared.complete();
-    assertEquals(1, cache.snapshot().entries().get(0).holders());
+    assertEquals(2, entry(broadcast).holders(), "the private task took no hold");
+    complete(alone, shared);
+    assertEquals(1, entry(broadcast).holders());
     sharedToo.complete();
-    assertHoldsNothing(cache);
   }
 
   @Test
@@ -218,7 +155,7 @@ class DecodedBroadcastCacheSharingTest {
     BroadcastReader first = cache.open(broadcast, task, true);
     BroadcastReader second = cache.open(broadcast, task, true);
     assertEquals(1, decoder.calls());
-    assertEquals(2, cache.snapshot().entries().get(0).holders());
+    assertEquals(2, entry(broadcast).holders());
     // Interleaved: each reader has its own position and its own views.
     for (TestBroadcast.ExpectedBatch expected : broadcast.batches()) {
       assertTrue(first.next());
@@ -227,6 +164,5 @@ class DecodedBroadcastCacheSharingTest {
       broadcast.check(expected, second.current(), second.dictionaries());
     }
     task.complete();
-    assertHoldsNothing(cache);
   }
 }

@@ -1,14 +1,12 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,7 +21,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -33,8 +30,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * failure is one that was injected, and in the end nothing is held and the counters add up. Seeds
  * are fixed so a failure can be replayed (thread interleavings still vary).
  */
-@ExtendWith(AllocatorExtension.class)
-class DecodedBroadcastCacheStressTest {
+class DecodedBroadcastCacheStressTest extends CacheTestBase {
 
   private static final int THREADS = 16;
   private static final int OPERATIONS = 200;
@@ -56,9 +52,8 @@ class DecodedBroadcastCacheStressTest {
 
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {20240611L, 7L})
-  void randomTasksReadCorrectDataLeaveNothingBehindAndCountersAddUp(
-      long seed, BufferAllocator allocator) throws Exception {
-    run(seed, false, allocator);
+  void randomTasksReadCorrectDataLeaveNothingBehindAndCountersAddUp(long seed) throws Exception {
+    run(seed, false);
   }
 
   /**
@@ -67,13 +62,12 @@ class DecodedBroadcastCacheStressTest {
    */
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {20240611L, 7L})
-  void withRetentionTheStorageMemoryAndEveryAllocatorEndAtZero(long seed, BufferAllocator allocator)
-      throws Exception {
-    run(seed, true, allocator);
+  void withRetentionTheStorageMemoryAndEveryAllocatorEndAtZero(long seed) throws Exception {
+    run(seed, true);
   }
 
-  private void run(long seed, boolean retain, BufferAllocator allocator) throws Exception {
-    ScriptedDecoder decoder = new ScriptedDecoder().randomly(seed, 0.15, 0.02, 150, 2);
+  private void run(long seed, boolean retain) throws Exception {
+    decoder.randomly(seed, 0.15, 0.02, 150, 2);
     Set<Long> live = ConcurrentHashMap.newKeySet();
     BoundedStorageMemory memory = new BoundedStorageMemory(1 << 20);
     Retention retention = Retention.disabled();
@@ -81,24 +75,15 @@ class DecodedBroadcastCacheStressTest {
       live.addAll(Arrays.asList(1L, 2L, 3L, 4L, 5L));
       retention = Retention.of(128 << 10, memory, live::contains);
     }
-    DecodedBroadcastCache cache =
-        new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE, retention);
+    DecodedBroadcastCache cache = caches.with(retention);
     List<TestBroadcast> broadcasts =
         Arrays.asList(
-            TestBroadcast.encode(
-                1,
-                Shape.BUILD_SIDE,
-                SparkStreamCodec.LZ4,
-                allocator,
-                new int[] {500, 500},
-                new int[] {300}),
-            TestBroadcast.encode(
-                2, Shape.BUILD_SIDE, StreamCodec.NONE, allocator, new int[] {2000}),
-            TestBroadcast.encode(
-                3, Shape.DICTIONARY, SparkStreamCodec.LZ4, allocator, new int[] {400, 400}),
-            TestBroadcast.encode(
-                4, Shape.ZERO_COLUMNS, StreamCodec.NONE, allocator, new int[] {10, 0}, new int[0]),
-            TestBroadcast.encode(5, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator));
+            encode(
+                1, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, new int[] {500, 500}, new int[] {300}),
+            encode(2, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {2000}),
+            encode(3, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {400, 400}),
+            encode(4, Shape.ZERO_COLUMNS, StreamCodec.NONE, new int[] {10, 0}, new int[0]),
+            encode(5, Shape.BUILD_SIDE, SparkStreamCodec.LZ4));
     Consumer[] consumers = Consumer.values();
     Tally tally = new Tally();
     ExecutorService workers = Executors.newFixedThreadPool(THREADS);
@@ -187,7 +172,6 @@ class DecodedBroadcastCacheStressTest {
     }
     cache.close();
     assertEquals(0, memory.used(), "storage memory left acquired");
-    assertHoldsNothing(cache);
   }
 
   private static final long SPARK_BLOCKS = -1;

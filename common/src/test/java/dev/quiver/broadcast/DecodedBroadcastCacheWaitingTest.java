@@ -1,7 +1,6 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static dev.quiver.broadcast.CacheTestSupport.killWaiter;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -12,79 +11,49 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.io.InterruptedIOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.arrow.memory.BufferAllocator;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /** Tasks arriving during a decode wait for it, and stop if they are killed while waiting. */
-@ExtendWith(AllocatorExtension.class)
-class DecodedBroadcastCacheWaitingTest {
+class DecodedBroadcastCacheWaitingTest extends CacheTestBase {
 
   /** A killed waiter must stop well within this (it checks every 100 ms); generous on purpose. */
   private static final long KILL_NOTICED_SECONDS = 5;
 
-  private ExecutorService executor;
-  private ScriptedDecoder decoder;
-  private DecodedBroadcastCache cache;
   private TestBroadcast broadcast;
 
   @BeforeEach
-  void setUp(BufferAllocator allocator) throws Exception {
-    executor = Executors.newCachedThreadPool();
-    decoder = new ScriptedDecoder();
-    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
-    broadcast =
-        TestBroadcast.encode(
-            21, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator, new int[] {1000, 1000});
-  }
-
-  @AfterEach
-  void tearDown() throws InterruptedException {
-    decoder.releaseAll();
-    executor.shutdownNow();
-    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-  }
-
-  private Future<BroadcastReader> open(FakeTask task) {
-    return executor.submit(() -> cache.open(broadcast, task, true));
+  void encodeTheBroadcast() throws Exception {
+    broadcast = encode(21, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, new int[] {1000, 1000});
   }
 
   @Test
   void taskArrivingDuringADecodeWaitsForItAndThenShares() throws Exception {
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
     FakeTask first = new FakeTask();
     FakeTask second = new FakeTask();
-    Future<BroadcastReader> firstOpen = open(first);
-    gate.awaitEntered();
+    HeldDecode decode = openBehindAHeldDecode(broadcast, first);
 
     CacheSnapshot decoding = cache.snapshot();
     assertEquals(1, decoding.entries().size(), decoding::toString);
     assertFalse(decoding.entries().get(0).decoded(), "listed as decoded while decoding");
 
-    Future<BroadcastReader> secondOpen = open(second);
+    Future<BroadcastReader> secondOpen = openOnAThread(broadcast, second);
     awaitCondition("the second task waits", () -> cache.counters().waits() >= 1);
     // The decode is blocked, so the waiter cannot have anything to return yet.
     assertThrows(TimeoutException.class, () -> secondOpen.get(300, TimeUnit.MILLISECONDS));
     assertEquals(1, decoder.calls(), "the waiter must not decode");
 
-    gate.release();
-    BroadcastReader firstReader = firstOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
-    BroadcastReader secondReader = secondOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    decode.release();
+    BroadcastReader firstReader = done(decode.open(0));
+    BroadcastReader secondReader = done(secondOpen);
     assertEquals(2, Consumer.KEEPS_VIEWS_OPEN.consume(firstReader, broadcast, null));
     assertEquals(2, Consumer.KEEPS_VIEWS_OPEN.consume(secondReader, broadcast, null));
 
@@ -93,28 +62,21 @@ class DecodedBroadcastCacheWaitingTest {
     assertEquals(1, cache.counters().sharedReads());
     assertEquals(0, cache.counters().privateDecodes());
     assertTrue(cache.counters().waits() >= 1);
-    assertEquals(2, cache.snapshot().entries().get(0).holders());
+    assertEquals(2, entry(broadcast).holders());
 
-    second.complete();
-    first.complete();
-    assertHoldsNothing(cache);
+    complete(second, first);
   }
 
-  @ParameterizedTest(name = "told of kills: {0}")
-  @ValueSource(booleans = {false, true})
+  @ToldOfKillsOrNot
   void killedWaiterStopsWithItsReasonWhileTheDecodeIsStillBlocked(boolean tellsOfKills)
       throws Exception {
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
     FakeTask decoding = new FakeTask();
     FakeTask waiter = tellsOfKills ? FakeTask.tellingOfKills() : new FakeTask();
-    Future<BroadcastReader> decodingOpen = open(decoding);
-    gate.awaitEntered();
-    Future<BroadcastReader> waiterOpen = open(waiter);
-    awaitCondition("the second task waits", () -> cache.counters().waits() >= 1);
+    HeldDecode opens = openBehindAHeldDecode(broadcast, decoding, waiter);
 
-    killWaiter(waiter, tellsOfKills, waiterOpen);
-    assertFalse(gate.isReleased());
-    assertFalse(decodingOpen.isDone(), "the decode should still be blocked");
+    killWaiter(waiter, tellsOfKills, opens.open(1));
+    assertFalse(opens.isReleased());
+    assertFalse(opens.open(0).isDone(), "the decode should still be blocked");
     CacheSnapshot afterKill = cache.snapshot();
     assertEquals(1, afterKill.entries().get(0).holders(), "the killed waiter kept its hold");
     waiter.complete();
@@ -123,15 +85,14 @@ class DecodedBroadcastCacheWaitingTest {
     assertEquals(1, stillDecoding.entries().size(), stillDecoding::toString);
     assertFalse(stillDecoding.entries().get(0).decoded());
 
-    gate.release();
-    BroadcastReader reader = decodingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    opens.release();
+    BroadcastReader reader = done(opens.open(0));
     assertEquals(2, Consumer.CLOSES_EACH_VIEW.consume(reader, broadcast, null));
     assertEquals(1, decoder.calls());
     assertEquals(1, cache.counters().decodes());
     assertEquals(0, cache.counters().sharedReads());
-    assertEquals(1, cache.snapshot().entries().get(0).holders(), "only the decoding task holds");
+    assertEquals(1, entry(broadcast).holders(), "only the decoding task holds");
     decoding.complete();
-    assertHoldsNothing(cache);
   }
 
   /**
@@ -141,7 +102,7 @@ class DecodedBroadcastCacheWaitingTest {
    */
   @Test
   void aWaiterHoldsTheEntrySoTheDecodingTaskCannotFreeItBeforeTheWaiterWakes() throws Exception {
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+    Gate gate = decoder.blockCall(1);
     FakeTask decoding = new FakeTask();
     FakeTask waiter = new FakeTask();
     CountDownLatch parked = new CountDownLatch(1);
@@ -155,18 +116,18 @@ class DecodedBroadcastCacheWaitingTest {
             Thread.currentThread().interrupt();
           }
         });
-    Future<BroadcastReader> decodingOpen = open(decoding);
+    Future<BroadcastReader> decodingOpen = openOnAThread(broadcast, decoding);
     gate.awaitEntered();
-    Future<BroadcastReader> waiterOpen = open(waiter);
+    Future<BroadcastReader> waiterOpen = openOnAThread(broadcast, waiter);
     // Parked in its first kill check: it is waiting, and will not see the decode end until woken.
     assertTrue(parked.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-    assertEquals(2, cache.snapshot().entries().get(0).holders(), "the waiter holds from arrival");
+    assertEquals(2, entry(broadcast).holders(), "the waiter holds from arrival");
 
     gate.release();
     BroadcastReader first = decodingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
     assertEquals(2, Consumer.CLOSES_EACH_VIEW.consume(first, broadcast, null));
     decoding.complete();
-    assertEquals(1, cache.snapshot().entries().get(0).holders(), "freed under the waiter");
+    assertEquals(1, entry(broadcast).holders(), "freed under the waiter");
 
     wake.countDown();
     BroadcastReader second = waiterOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
@@ -176,49 +137,38 @@ class DecodedBroadcastCacheWaitingTest {
     assertEquals(1, cache.counters().sharedReads());
     assertEquals(0, cache.counters().privateDecodes());
     waiter.complete();
-    assertHoldsNothing(cache);
   }
 
   @Test
   void killOfOneWaiterLeavesTheOtherWaitersToShare() throws Exception {
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
     FakeTask decoding = new FakeTask();
     FakeTask killed = new FakeTask();
     FakeTask patient = new FakeTask();
-    Future<BroadcastReader> decodingOpen = open(decoding);
-    gate.awaitEntered();
-    Future<BroadcastReader> killedOpen = open(killed);
-    Future<BroadcastReader> patientOpen = open(patient);
-    awaitCondition("both tasks wait", () -> cache.counters().waits() >= 2);
+    HeldDecode opens = openBehindAHeldDecode(broadcast, decoding, killed, patient);
 
     killed.kill("speculative copy no longer needed");
     ExecutionException stopped =
         assertThrows(
-            ExecutionException.class, () -> killedOpen.get(KILL_NOTICED_SECONDS, TimeUnit.SECONDS));
+            ExecutionException.class,
+            () -> opens.open(1).get(KILL_NOTICED_SECONDS, TimeUnit.SECONDS));
     assertInstanceOf(FakeTask.KilledException.class, stopped.getCause());
     killed.complete();
-    assertFalse(patientOpen.isDone(), "the other waiter gave up too");
+    assertFalse(opens.open(2).isDone(), "the other waiter gave up too");
 
-    gate.release();
-    Consumer.KEEPS_VIEWS_OPEN.consume(
-        decodingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), broadcast, null);
-    Consumer.KEEPS_VIEWS_OPEN.consume(
-        patientOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), broadcast, null);
+    opens.release();
+    Consumer.KEEPS_VIEWS_OPEN.consume(done(opens.open(0)), broadcast, null);
+    Consumer.KEEPS_VIEWS_OPEN.consume(done(opens.open(2)), broadcast, null);
     assertEquals(1, decoder.calls());
     assertEquals(1, cache.counters().sharedReads());
-    assertEquals(2, cache.snapshot().entries().get(0).holders());
-    decoding.complete();
-    patient.complete();
-    assertHoldsNothing(cache);
+    assertEquals(2, entry(broadcast).holders());
+    complete(decoding, patient);
   }
 
   @Test
   void waiterWhoseThreadIsInterruptedStopsAndKeepsTheInterrupt() throws Exception {
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
     FakeTask decoding = new FakeTask();
     FakeTask waiter = new FakeTask();
-    Future<BroadcastReader> decodingOpen = open(decoding);
-    gate.awaitEntered();
+    HeldDecode decode = openBehindAHeldDecode(broadcast, decoding);
     CompletableFuture<Thread> waiterThread = new CompletableFuture<>();
     Future<String> waiterOutcome =
         executor.submit(
@@ -237,11 +187,9 @@ class DecodedBroadcastCacheWaitingTest {
         "interrupted, flag true", waiterOutcome.get(KILL_NOTICED_SECONDS, TimeUnit.SECONDS));
     waiter.complete();
 
-    gate.release();
-    Consumer.CLOSES_EACH_VIEW.consume(
-        decodingOpen.get(TIMEOUT_SECONDS, TimeUnit.SECONDS), broadcast, null);
-    assertEquals(1, cache.snapshot().entries().get(0).holders());
+    decode.release();
+    Consumer.CLOSES_EACH_VIEW.consume(done(decode.open(0)), broadcast, null);
+    assertEquals(1, entry(broadcast).holders());
     decoding.complete();
-    assertHoldsNothing(cache);
   }
 }

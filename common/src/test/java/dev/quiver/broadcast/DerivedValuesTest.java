@@ -1,9 +1,7 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
-import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static dev.quiver.broadcast.CacheTestSupport.killWaiter;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -17,80 +15,38 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.KeyTableDerivation.KeyTable;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Values derived from a cached broadcast ({@link BroadcastReader#derived}): built once per entry
  * and key for concurrent and later tasks, failed builds retried, killed waiters stopped, values
  * freed with their entry in every way an entry goes, and their bytes counted as the entry's.
  */
-@ExtendWith(AllocatorExtension.class)
-class DerivedValuesTest {
+class DerivedValuesTest extends RetentionTestBase {
 
   private static final String KEY = "keys of broadcast 1";
   private static final long HEAP_BYTES = 10_000;
 
-  private BufferAllocator allocator;
-  private ExecutorService executor;
-  private ScriptedDecoder decoder;
-  private final Set<Long> live = ConcurrentHashMap.newKeySet();
-  private BoundedStorageMemory memory;
-  private DecodedBroadcastCache cache;
-  private TestBroadcast first;
   private KeyTableDerivation derivation;
 
-  /** Bytes one decode of each test broadcast takes (they all hold the same streams). */
-  private long size;
-
   @BeforeEach
-  void setUp(BufferAllocator allocator) throws Exception {
-    this.allocator = allocator;
-    executor = Executors.newCachedThreadPool();
-    decoder = new ScriptedDecoder();
-    first =
-        TestBroadcast.encode(
-            1, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator, new int[] {400, 300});
-    size = bytesOfOneDecode(first, allocator);
+  void newDerivation() {
     derivation = new KeyTableDerivation(first, HEAP_BYTES);
-    for (long id = 1; id <= 5; id++) {
-      live.add(id);
-    }
-    memory = new BoundedStorageMemory(0);
-    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
   }
 
   @AfterEach
-  void tearDown() throws InterruptedException {
+  void releaseTheBuilds() {
     derivation.releaseAll();
-    decoder.releaseAll();
-    executor.shutdownNow();
-    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-  }
-
-  /** A cache whose retention budget is {@code budget} bytes, in a pool of {@code capacity}. */
-  private void retainingCache(long budget, long capacity) {
-    memory = new BoundedStorageMemory(capacity);
-    cache =
-        new DecodedBroadcastCache(
-            allocator, decoder, Long.MAX_VALUE, Retention.of(budget, memory, live::contains));
   }
 
   /** Opens {@code id} (shared) for {@code task} and reads it all; the task still holds it. */
@@ -132,22 +88,9 @@ class DerivedValuesTest {
     throw new AssertionError("no allocator " + name);
   }
 
-  private CacheSnapshot.EntryState entry(long id) {
-    for (CacheSnapshot.EntryState e : cache.snapshot().entries()) {
-      if (e.broadcastId() == id) {
-        return e;
-      }
-    }
-    return null;
-  }
-
-  /** The end of each test: closed, nothing cached, no storage memory, every value released. */
+  /** The end of each test: as {@link #closeAndAssertAllFreed()}, and every value released. */
   private void closeAndAssertAllFreed(KeyTableDerivation... derivations) {
-    cache.close();
-    assertEquals(0, memory.used(), "storage memory still acquired after close");
-    assertEquals(0, cache.counters().bytesRetained());
-    assertEquals(0, cache.counters().bytesHeld(), "heap bytes of a value still counted");
-    assertHoldsNothing(cache);
+    closeAndAssertAllFreed();
     for (KeyTableDerivation d : derivations) {
       assertEquals(d.builds() - d.failures(), d.releases(), "a value built and not released");
     }
@@ -164,18 +107,12 @@ class DerivedValuesTest {
       readers.add(openAndRead(1, task));
     }
     assertEquals(0, cache.counters().waits(), "the opens did not overlap a decode");
-    KeyTableDerivation.Gate gate = derivation.blockBuild(1);
-    CountDownLatch start = new CountDownLatch(1);
-    List<Future<KeyTable>> asked = new ArrayList<>();
+    Gate gate = derivation.blockBuild(1);
+    List<Callable<KeyTable>> asks = new ArrayList<>();
     for (BroadcastReader reader : readers) {
-      asked.add(
-          executor.submit(
-              () -> {
-                assertTrue(start.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-                return reader.derived(KEY, derivation);
-              }));
+      asks.add(() -> reader.derived(KEY, derivation));
     }
-    start.countDown();
+    List<Future<KeyTable>> asked = together(asks);
     gate.awaitEntered();
     // Every other task arrives while the build is blocked, and waits.
     awaitCondition("the other tasks wait", () -> cache.counters().waits() == tasks - 1);
@@ -267,7 +204,7 @@ class DerivedValuesTest {
   void whenABuildFailsItsWaitersTryAgainAndOneOfThemBuilds() throws Exception {
     int waiters = 4;
     derivation.failBuild(1);
-    KeyTableDerivation.Gate gate = derivation.blockBuild(1);
+    Gate gate = derivation.blockBuild(1);
     FakeTask builder = new FakeTask();
     BroadcastReader builderReader = openAndRead(1, builder);
     Future<KeyTable> failed = executor.submit(() -> builderReader.derived(KEY, derivation));
@@ -306,11 +243,10 @@ class DerivedValuesTest {
     closeAndAssertAllFreed(derivation);
   }
 
-  @ParameterizedTest(name = "told of kills: {0}")
-  @ValueSource(booleans = {false, true})
+  @ToldOfKillsOrNot
   void aWaiterKilledWhileWaitingStopsAndTheBuilderStillCompletes(boolean tellsOfKills)
       throws Exception {
-    KeyTableDerivation.Gate gate = derivation.blockBuild(1);
+    Gate gate = derivation.blockBuild(1);
     FakeTask builder = new FakeTask();
     FakeTask waiter = tellsOfKills ? FakeTask.tellingOfKills() : new FakeTask();
     BroadcastReader builderReader = openAndRead(1, builder);
@@ -339,7 +275,7 @@ class DerivedValuesTest {
 
   @Test
   void theEntryCannotGoUnderABuildWhoseTaskCompletesMeanwhile() throws Exception {
-    KeyTableDerivation.Gate gate = derivation.blockBuild(1);
+    Gate gate = derivation.blockBuild(1);
     FakeTask builder = new FakeTask();
     BroadcastReader reader = openAndRead(1, builder);
     Future<KeyTable> built = executor.submit(() -> reader.derived(KEY, derivation));
@@ -539,8 +475,7 @@ class DerivedValuesTest {
     assertEquals(2, derivation.releases());
     assertEquals(0, memory.used(), "private entries are never retained");
 
-    TestBroadcast dictionary =
-        TestBroadcast.encode(5, Shape.DICTIONARY, SparkStreamCodec.LZ4, allocator, new int[] {50});
+    TestBroadcast dictionary = encode(5, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {50});
     KeyTableDerivation ofDictionary = new KeyTableDerivation(dictionary, 0);
     for (int i = 0; i < 2; i++) {
       FakeTask task = new FakeTask();

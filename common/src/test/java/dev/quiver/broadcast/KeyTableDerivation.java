@@ -4,12 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -23,8 +17,6 @@ import org.apache.arrow.vector.BigIntVector;
  * after allocating, freeing what they allocated as a derivation must.
  */
 final class KeyTableDerivation implements Derivation<KeyTableDerivation.KeyTable> {
-
-  private static final long GATE_TIMEOUT_SECONDS = 60;
 
   /** The value: the keys in a buffer, and which build made it. */
   static final class KeyTable {
@@ -56,41 +48,11 @@ final class KeyTableDerivation implements Derivation<KeyTableDerivation.KeyTable
     }
   }
 
-  /** Holds one build until {@link #release()}. */
-  static final class Gate {
-    private final CountDownLatch entered = new CountDownLatch(1);
-    private final CountDownLatch released = new CountDownLatch(1);
-
-    void awaitEntered() throws InterruptedException {
-      if (!entered.await(GATE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-        throw new AssertionError("the build never reached its gate");
-      }
-    }
-
-    void release() {
-      released.countDown();
-    }
-
-    private void pass() throws InterruptedIOException {
-      entered.countDown();
-      try {
-        if (!released.await(GATE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-          throw new IllegalStateException("the test never released the build");
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted at the gate");
-      }
-    }
-  }
-
   private final TestBroadcast broadcast;
   private final long heapBytes;
-  private final AtomicInteger builds = new AtomicInteger();
+  private final CallScript script = new CallScript("build");
   private final AtomicInteger releases = new AtomicInteger();
   private final AtomicInteger failures = new AtomicInteger();
-  private final Map<Integer, Gate> gates = new ConcurrentHashMap<>();
-  private final Set<Integer> failing = ConcurrentHashMap.newKeySet();
 
   KeyTableDerivation(TestBroadcast broadcast, long heapBytes) {
     this.broadcast = broadcast;
@@ -99,27 +61,23 @@ final class KeyTableDerivation implements Derivation<KeyTableDerivation.KeyTable
 
   /** Build {@code build} blocks until the returned gate is released. */
   Gate blockBuild(int build) {
-    Gate gate = new Gate();
-    gates.put(build, gate);
-    return gate;
+    return script.block(build);
   }
 
   /** Build {@code build} fails with {@link BuildFailure} (after its gate, if any). */
   KeyTableDerivation failBuild(int build) {
-    failing.add(build);
+    script.fail(build);
     return this;
   }
 
   /** Lets every blocked build go (for a test's teardown). */
   void releaseAll() {
-    for (Gate gate : gates.values()) {
-      gate.release();
-    }
+    script.releaseAll();
   }
 
   /** Builds started. */
   int builds() {
-    return builds.get();
+    return script.calls();
   }
 
   /** Builds that threw. */
@@ -135,7 +93,7 @@ final class KeyTableDerivation implements Derivation<KeyTableDerivation.KeyTable
   @Override
   public DerivedValue<KeyTable> build(BroadcastReader reader, BufferAllocator allocator)
       throws IOException {
-    int build = builds.incrementAndGet();
+    int build = script.start();
     long rows = broadcast.totalRows();
     ArrowBuf keys = allocator.buffer(Math.max(1, rows) * Long.BYTES);
     try {
@@ -151,11 +109,8 @@ final class KeyTableDerivation implements Derivation<KeyTableDerivation.KeyTable
       }
       assertEquals(rows, row, "rows the build read");
       assertFalse(reader.next());
-      Gate gate = gates.get(build);
-      if (gate != null) {
-        gate.pass();
-      }
-      if (failing.contains(build)) {
+      script.passGate(build);
+      if (script.fails(build)) {
         throw new BuildFailure(build);
       }
     } catch (IOException | RuntimeException | Error e) {

@@ -1,7 +1,6 @@
 package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.TIMEOUT_SECONDS;
-import static dev.quiver.broadcast.CacheTestSupport.assertHoldsNothing;
 import static dev.quiver.broadcast.CacheTestSupport.awaitCondition;
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -11,18 +10,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.BroadcastReader.Served;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
-import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.FakeTask;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.apache.arrow.memory.BufferAllocator;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * What each reader tells of its task's open ({@link BroadcastReader#served()}, {@link
@@ -30,39 +25,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * served, and that the readers' figures add up to the cache's counters. Durations are only checked
  * to be zero or not: a decode that ran took some time, a wait that was blocked did.
  */
-@ExtendWith(AllocatorExtension.class)
-class ReadFiguresTest {
+class ReadFiguresTest extends CacheTestBase {
 
-  private BufferAllocator allocator;
-  private ExecutorService executor;
-  private ScriptedDecoder decoder;
-  private DecodedBroadcastCache cache;
   private TestBroadcast broadcast;
 
   @BeforeEach
-  void setUp(BufferAllocator allocator) throws Exception {
-    this.allocator = allocator;
-    executor = Executors.newCachedThreadPool();
-    decoder = new ScriptedDecoder();
-    cache = new DecodedBroadcastCache(allocator, decoder, Long.MAX_VALUE);
-    broadcast =
-        TestBroadcast.encode(
-            61, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator, new int[] {600, 400});
-  }
-
-  @AfterEach
-  void tearDown() throws InterruptedException {
-    decoder.releaseAll();
-    executor.shutdownNow();
-    assertTrue(executor.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-  }
-
-  private Future<BroadcastReader> open(TestBroadcast source, FakeTask task) {
-    return executor.submit(() -> cache.open(source, task, true));
-  }
-
-  private static BroadcastReader done(Future<BroadcastReader> open) throws Exception {
-    return open.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+  void encodeTheBroadcast() throws Exception {
+    broadcast = encode(61, Shape.BUILD_SIDE, SparkStreamCodec.LZ4, new int[] {600, 400});
   }
 
   private static void assertDecoded(Served expected, BroadcastReader reader) {
@@ -78,17 +47,13 @@ class ReadFiguresTest {
   @Test
   void theDecodingTaskSeesItsDecodeAndTheWaiterItsWaitThenAReaderOfTheHeldEntryNeither()
       throws Exception {
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
     FakeTask decoding = new FakeTask();
     FakeTask waiter = new FakeTask();
     FakeTask later = new FakeTask();
-    Future<BroadcastReader> decodingOpen = open(broadcast, decoding);
-    gate.awaitEntered();
-    Future<BroadcastReader> waiterOpen = open(broadcast, waiter);
-    awaitCondition("the second task waits", () -> cache.counters().waits() == 1);
-    gate.release();
-    BroadcastReader decoded = done(decodingOpen);
-    BroadcastReader waited = done(waiterOpen);
+    HeldDecode opens = openBehindAHeldDecode(broadcast, decoding, waiter);
+    opens.release();
+    BroadcastReader decoded = done(opens.open(0));
+    BroadcastReader waited = done(opens.open(1));
     BroadcastReader shared = cache.open(broadcast, later, true);
 
     assertDecoded(Served.DECODED, decoded);
@@ -106,36 +71,30 @@ class ReadFiguresTest {
     for (BroadcastReader reader : new BroadcastReader[] {decoded, waited, shared}) {
       assertEquals(2, Consumer.CLOSES_EACH_VIEW.consume(reader, broadcast, null));
     }
-    decoding.complete();
-    waiter.complete();
-    later.complete();
-    assertHoldsNothing(cache);
+    complete(decoding, waiter, later);
   }
 
   @Test
   void withSharingOffEveryTaskDecodesPrivately() throws Exception {
-    FakeTask first = new FakeTask();
-    FakeTask second = new FakeTask();
-    BroadcastReader one = cache.open(broadcast, first, false);
-    BroadcastReader two = cache.open(broadcast, second, false);
-    for (BroadcastReader reader : new BroadcastReader[] {one, two}) {
+    List<FakeTask> tasks = newTasks(2);
+    List<BroadcastReader> readers = new ArrayList<>();
+    for (FakeTask task : tasks) {
+      readers.add(cache.open(broadcast, task, false));
+    }
+    for (BroadcastReader reader : readers) {
       assertDecoded(Served.PRIVATE, reader);
       assertEquals(0, reader.waitNanos());
       assertEquals(2, Consumer.KEEPS_VIEWS_OPEN.consume(reader, broadcast, null));
     }
     assertEquals(2, cache.counters().privateDecodes());
-    first.complete();
-    second.complete();
-    assertHoldsNothing(cache);
+    tasks.forEach(FakeTask::complete);
   }
 
   @Test
   void aReadOfARetainedEntryDecodesNothingAndWaitsForNothing() throws Exception {
     BoundedStorageMemory memory =
         new BoundedStorageMemory(100 * bytesOfOneDecode(broadcast, allocator));
-    cache =
-        new DecodedBroadcastCache(
-            allocator, decoder, Long.MAX_VALUE, Retention.of(Long.MAX_VALUE, memory, id -> true));
+    cache = caches.with(Retention.of(Long.MAX_VALUE, memory, id -> true));
     FakeTask first = new FakeTask();
     assertDecoded(Served.DECODED, cache.open(broadcast, first, true));
     first.complete();
@@ -148,53 +107,36 @@ class ReadFiguresTest {
     second.complete();
     cache.close();
     assertEquals(0, memory.used());
-    assertHoldsNothing(cache);
   }
 
   @Test
   void aWaiterWhoseSharedDecodeFailedDecodesPrivatelyAndKeepsItsWait() throws Exception {
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
     decoder.failCall(1);
     FakeTask failing = new FakeTask();
     FakeTask waiter = new FakeTask();
-    Future<BroadcastReader> failingOpen = open(broadcast, failing);
-    gate.awaitEntered();
-    Future<BroadcastReader> waiterOpen = open(broadcast, waiter);
-    awaitCondition("the second task waits", () -> cache.counters().waits() == 1);
-    gate.release();
-    ExecutionException failed = assertThrows(ExecutionException.class, () -> done(failingOpen));
+    HeldDecode opens = openBehindAHeldDecode(broadcast, failing, waiter);
+    opens.release();
+    ExecutionException failed = assertThrows(ExecutionException.class, () -> done(opens.open(0)));
     assertTrue(failed.getCause() instanceof ScriptedDecoder.InjectedFailure, failed::toString);
-    BroadcastReader reader = done(waiterOpen);
+    BroadcastReader reader = done(opens.open(1));
 
     assertDecoded(Served.PRIVATE, reader);
     assertTrue(reader.waitNanos() > 0, "the wait before the private decode is lost");
     assertEquals(cache.counters().waitNanos(), reader.waitNanos());
     assertEquals(2, Consumer.CLOSES_EACH_VIEW.consume(reader, broadcast, null));
-    failing.complete();
-    waiter.complete();
-    assertHoldsNothing(cache);
+    complete(failing, waiter);
   }
 
   @Test
   void aDictionaryBroadcastIsDecodedByItsFirstTaskAndPrivatelyByItsWaiter() throws Exception {
     TestBroadcast dictionaries =
-        TestBroadcast.encode(
-            62,
-            Shape.DICTIONARY,
-            SparkStreamCodec.LZ4,
-            allocator,
-            new int[] {300},
-            new int[] {200});
-    ScriptedDecoder.Gate gate = decoder.blockCall(1);
+        encode(62, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {300}, new int[] {200});
     FakeTask first = new FakeTask();
     FakeTask waiter = new FakeTask();
-    Future<BroadcastReader> firstOpen = open(dictionaries, first);
-    gate.awaitEntered();
-    Future<BroadcastReader> waiterOpen = open(dictionaries, waiter);
-    awaitCondition("the second task waits", () -> cache.counters().waits() == 1);
-    gate.release();
-    BroadcastReader decoded = done(firstOpen);
-    BroadcastReader privately = done(waiterOpen);
+    HeldDecode opens = openBehindAHeldDecode(dictionaries, first, waiter);
+    opens.release();
+    BroadcastReader decoded = done(opens.open(0));
+    BroadcastReader privately = done(opens.open(1));
 
     // As the counters have it: the first decode was meant to be shared.
     assertDecoded(Served.DECODED, decoded);
@@ -202,9 +144,7 @@ class ReadFiguresTest {
     assertDecoded(Served.PRIVATE, privately);
     assertTrue(privately.waitNanos() > 0);
     assertEquals(1, cache.counters().privateDecodes());
-    first.complete();
-    waiter.complete();
-    assertHoldsNothing(cache);
+    complete(first, waiter);
   }
 
   @Test
@@ -215,7 +155,7 @@ class ReadFiguresTest {
     BroadcastReader building = cache.open(broadcast, builder, true);
     BroadcastReader waiting = cache.open(broadcast, waiter, true);
     assertEquals(0, waiting.waitNanos(), "the decode was done when the second task came");
-    KeyTableDerivation.Gate gate = derivation.blockBuild(1);
+    Gate gate = derivation.blockBuild(1);
     Future<Served> built =
         executor.submit(
             () ->
@@ -241,9 +181,7 @@ class ReadFiguresTest {
         Served.SHARED,
         waiting.served(),
         "a wait for a derived value changed how the open is served");
-    builder.complete();
-    waiter.complete();
+    complete(builder, waiter);
     derivation.releaseAll();
-    assertHoldsNothing(cache);
   }
 }

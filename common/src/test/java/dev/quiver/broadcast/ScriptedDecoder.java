@@ -1,16 +1,12 @@
 package dev.quiver.broadcast;
 
 import dev.quiver.codec.StreamCodec;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
-import java.util.Map;
-import java.util.Set;
+import java.io.SequenceInputStream;
 import java.util.SplittableRandom;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 
@@ -21,9 +17,6 @@ import org.apache.arrow.memory.BufferAllocator;
  */
 final class ScriptedDecoder implements BroadcastDecoder {
 
-  /** How long a blocked call waits for its release before giving up (so a broken test ends). */
-  private static final long GATE_TIMEOUT_SECONDS = 60;
-
   /** The failure a scripted call throws; its cause is the real decode failure. */
   static final class InjectedFailure extends IOException {
     private static final long serialVersionUID = 1L;
@@ -33,42 +26,7 @@ final class ScriptedDecoder implements BroadcastDecoder {
     }
   }
 
-  /** Holds one decode call until {@link #release()}. */
-  static final class Gate {
-    private final CountDownLatch entered = new CountDownLatch(1);
-    private final CountDownLatch released = new CountDownLatch(1);
-
-    /** Waits until the decode call has reached the gate. */
-    void awaitEntered() throws InterruptedException {
-      if (!entered.await(GATE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-        throw new AssertionError("the decode never reached its gate");
-      }
-    }
-
-    void release() {
-      released.countDown();
-    }
-
-    boolean isReleased() {
-      return released.getCount() == 0;
-    }
-
-    private void pass() throws InterruptedIOException {
-      entered.countDown();
-      try {
-        if (!released.await(GATE_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-          throw new IllegalStateException("the test never released the decode");
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted at the gate");
-      }
-    }
-  }
-
-  private final AtomicInteger calls = new AtomicInteger();
-  private final Map<Integer, Gate> gates = new ConcurrentHashMap<>();
-  private final Set<Integer> failingCalls = ConcurrentHashMap.newKeySet();
+  private final CallScript script = new CallScript("decode");
   private final AtomicLong lastFailurePeakBytes = new AtomicLong(-1);
   private volatile long seed;
   private volatile double failureProbability;
@@ -78,14 +36,12 @@ final class ScriptedDecoder implements BroadcastDecoder {
 
   /** Call {@code call} blocks until the returned gate is released. */
   Gate blockCall(int call) {
-    Gate gate = new Gate();
-    gates.put(call, gate);
-    return gate;
+    return script.block(call);
   }
 
   /** Call {@code call} fails with {@link InjectedFailure} (after any gate). */
   ScriptedDecoder failCall(int call) {
-    failingCalls.add(call);
+    script.fail(call);
     return this;
   }
 
@@ -106,7 +62,7 @@ final class ScriptedDecoder implements BroadcastDecoder {
 
   /** Decode calls so far, failed ones included. */
   int calls() {
-    return calls.get();
+    return script.calls();
   }
 
   /** Peak bytes the last injected failure had allocated before it failed; -1 if none failed. */
@@ -116,21 +72,16 @@ final class ScriptedDecoder implements BroadcastDecoder {
 
   /** Releases every gate, so that no decode stays blocked after a test. */
   void releaseAll() {
-    for (Gate gate : gates.values()) {
-      gate.release();
-    }
+    script.releaseAll();
   }
 
   @Override
   public DecodedBroadcast decode(BroadcastSource source, BufferAllocator allocator)
       throws IOException {
-    int call = calls.incrementAndGet();
-    Gate gate = gates.get(call);
-    if (gate != null) {
-      gate.pass();
-    }
+    int call = script.start();
+    script.passGate(call);
     SplittableRandom random = new SplittableRandom(seed * 1_000_003L + call);
-    boolean fail = failingCalls.contains(call) || random.nextDouble() < failureProbability;
+    boolean fail = script.fails(call) || random.nextDouble() < failureProbability;
     pause(random);
     if (fail) {
       throw failPartWay(call, source, allocator);
@@ -198,29 +149,19 @@ final class ScriptedDecoder implements BroadcastDecoder {
       byte[] bytes = in.readAllBytes();
       in.close();
       int cut = bytes.length / 2;
-      return new InputStream() {
-        private int position;
+      InputStream reset =
+          new InputStream() {
+            @Override
+            public int read() throws IOException {
+              throw new IOException("connection reset (injected) at byte " + cut);
+            }
 
-        @Override
-        public int read() throws IOException {
-          byte[] one = new byte[1];
-          return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-          if (len == 0) {
-            return 0;
-          }
-          if (position >= cut) {
-            throw new IOException("connection reset (injected) at byte " + cut);
-          }
-          int n = Math.min(len, cut - position);
-          System.arraycopy(bytes, position, b, off, n);
-          position += n;
-          return n;
-        }
-      };
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+              return read();
+            }
+          };
+      return new SequenceInputStream(new ByteArrayInputStream(bytes, 0, cut), reset);
     }
 
     @Override

@@ -6,10 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.io.Closeables;
 import dev.quiver.ipc.ArrowIpc;
+import dev.quiver.testing.InMemoryBroadcast;
 import dev.quiver.testing.TestData;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -31,7 +30,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * arrays, plus what a reader must find in them, batch by batch. Keys run on across every batch of
  * every stream, so each batch's values are distinct.
  */
-final class TestBroadcast implements BroadcastSource {
+final class TestBroadcast extends InMemoryBroadcast {
 
   /** What the broadcast's batches hold. */
   enum Shape {
@@ -63,18 +62,13 @@ final class TestBroadcast implements BroadcastSource {
     }
   }
 
-  private final long id;
   private final Shape shape;
-  private final StreamCodec codec;
-  private final List<byte[]> streams;
   private final List<ExpectedBatch> batches;
 
   private TestBroadcast(
       long id, Shape shape, StreamCodec codec, List<byte[]> streams, List<ExpectedBatch> batches) {
-    this.id = id;
+    super(id, codec, streams, true);
     this.shape = shape;
-    this.codec = codec;
-    this.streams = streams;
     this.batches = batches;
   }
 
@@ -105,36 +99,7 @@ final class TestBroadcast implements BroadcastSource {
 
   /** The same streams under another broadcast id. */
   TestBroadcast withId(long otherId) {
-    return new TestBroadcast(otherId, shape, codec, streams, batches);
-  }
-
-  @Override
-  public long broadcastId() {
-    return id;
-  }
-
-  @Override
-  public int streamCount() {
-    return streams.size();
-  }
-
-  @Override
-  public InputStream openStream(int index) {
-    return new ByteArrayInputStream(streams.get(index));
-  }
-
-  @Override
-  public long streamLength(int index) {
-    return streams.get(index).length;
-  }
-
-  @Override
-  public StreamCodec codec() {
-    return codec;
-  }
-
-  byte[] streamBytes(int index) {
-    return streams.get(index);
+    return new TestBroadcast(otherId, shape, codec(), streams(), batches);
   }
 
   Shape shape() {
@@ -155,7 +120,15 @@ final class TestBroadcast implements BroadcastSource {
 
   @Override
   public String toString() {
-    return "broadcast " + id + " (" + shape + ", " + streams.size() + " streams, " + codec + ")";
+    return "broadcast "
+        + broadcastId()
+        + " ("
+        + shape
+        + ", "
+        + streamCount()
+        + " streams, "
+        + codec()
+        + ")";
   }
 
   /**

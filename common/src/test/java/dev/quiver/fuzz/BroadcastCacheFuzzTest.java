@@ -9,11 +9,10 @@ import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.testing.Codecs;
 import dev.quiver.testing.FakeTask;
+import dev.quiver.testing.InMemoryBroadcast;
 import dev.quiver.testing.TestData;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,7 +68,8 @@ class BroadcastCacheFuzzTest {
     Throwable thrown = null;
     FakeTask task = new FakeTask();
     try {
-      BroadcastReader reader = cache.open(new Source(BROADCAST_ID, counting, streams), task, share);
+      BroadcastReader reader =
+          cache.open(new InMemoryBroadcast(BROADCAST_ID, counting, streams, false), task, share);
       while (reader.next()) {
         FuzzChecks.readAll(reader.current());
         reader.dictionaries();
@@ -169,7 +169,8 @@ class BroadcastCacheFuzzTest {
     FakeTask task = new FakeTask();
     long rows = 0;
     try {
-      BroadcastReader reader = cache.open(new Source(BROADCAST_ID, codec, streams), task, share);
+      BroadcastReader reader =
+          cache.open(new InMemoryBroadcast(BROADCAST_ID, codec, streams, false), task, share);
       while (reader.next()) {
         FuzzChecks.readAll(reader.current());
         rows += reader.current().getRowCount();
@@ -188,39 +189,6 @@ class BroadcastCacheFuzzTest {
       return ArrowIpc.encode(root, null, StreamCodec.NONE);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
-    }
-  }
-
-  /** A broadcast whose streams are the given bytes. */
-  static final class Source implements BroadcastSource {
-    private final long id;
-    private final StreamCodec codec;
-    private final List<byte[]> streams;
-
-    Source(long id, StreamCodec codec, List<byte[]> streams) {
-      this.id = id;
-      this.codec = codec;
-      this.streams = streams;
-    }
-
-    @Override
-    public long broadcastId() {
-      return id;
-    }
-
-    @Override
-    public int streamCount() {
-      return streams.size();
-    }
-
-    @Override
-    public InputStream openStream(int index) {
-      return new ByteArrayInputStream(streams.get(index));
-    }
-
-    @Override
-    public StreamCodec codec() {
-      return codec;
     }
   }
 }

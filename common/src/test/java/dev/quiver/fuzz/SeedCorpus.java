@@ -5,8 +5,8 @@ import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
 import dev.quiver.shuffle.BlockCodec;
+import dev.quiver.shuffle.Blocks;
 import dev.quiver.shuffle.ShuffleBlockDecoder;
-import dev.quiver.shuffle.ShuffleBlockWriter;
 import dev.quiver.testing.Bytes;
 import dev.quiver.testing.Codecs;
 import dev.quiver.testing.CometFiles;
@@ -224,29 +224,20 @@ public final class SeedCorpus {
     for (BlockCodec codec : Codecs.blockCodecs()) {
       String c = codec.codecName();
       try (VectorSchemaRoot all = TestData.allTypes(allocator, ROWS, 3)) {
-        blocks.put("all-types-" + c, blocks(codec, all));
+        blocks.put("all-types-" + c, Blocks.write(codec, all));
       }
       try (VectorSchemaRoot a = TestData.buildSide(allocator, 0, ROWS);
           VectorSchemaRoot b = TestData.buildSide(allocator, ROWS, 3);
           VectorSchemaRoot zero = TestData.zeroColumns(allocator, 4)) {
-        blocks.put("three-blocks-" + c, blocks(codec, a, zero, b));
+        blocks.put("three-blocks-" + c, Blocks.write(codec, a, zero, b));
       }
       try (VectorSchemaRoot cut = cometShuffleRows()) {
-        blocks.put("comet-rows-" + c, blocks(codec, cut));
+        blocks.put("comet-rows-" + c, Blocks.write(codec, cut));
       }
     }
     blocks.put("comet-lz4-block-cut", cometBlockCut("lz4", 4096));
     blocks.put("comet-zstd-variant-cut", cometBlockCut("zstd", 1024));
     return blocks;
-  }
-
-  private byte[] blocks(BlockCodec codec, VectorSchemaRoot... roots) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ShuffleBlockWriter writer = new ShuffleBlockWriter(out, codec);
-    for (VectorSchemaRoot root : roots) {
-      writer.write(root);
-    }
-    return out.toByteArray();
   }
 
   /** The first rows of Comet's first lz4 block, transferred out of the decoder. */

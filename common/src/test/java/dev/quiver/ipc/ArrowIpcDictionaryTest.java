@@ -1,18 +1,17 @@
 package dev.quiver.ipc;
 
+import static dev.quiver.ipc.IpcTestSupport.assertRefused;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.codec.StreamCodec;
-import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.AllocatorTestBase;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
@@ -29,25 +28,15 @@ import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-@ExtendWith(AllocatorExtension.class)
-class ArrowIpcDictionaryTest {
+class ArrowIpcDictionaryTest extends AllocatorTestBase {
 
   private static final long COLOR_ID = 3;
   private static final DictionaryEncoding COLOR_ENCODING =
       new DictionaryEncoding(COLOR_ID, false, new ArrowType.Int(32, true));
-
-  private BufferAllocator allocator;
-
-  @BeforeEach
-  void useTheTestsAllocator(BufferAllocator allocator) {
-    this.allocator = allocator;
-  }
 
   @ParameterizedTest
   @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
@@ -125,12 +114,7 @@ class ArrowIpcDictionaryTest {
       stream.batch(batch).end();
       bytes = stream.compressed(codec);
     }
-    IpcFormatException e =
-        assertThrows(
-            IpcFormatException.class,
-            () -> ArrowIpc.decode(bytes, codec, allocator, "replacement stream"));
-    assertTrue(e.getMessage().contains("replacement stream"), e.getMessage());
-    assertTrue(e.getMessage().contains("dictionary " + COLOR_ID), e.getMessage());
+    assertRefused(bytes, codec, allocator, "replacement stream", "dictionary " + COLOR_ID);
   }
 
   @Test
@@ -161,11 +145,12 @@ class ArrowIpcDictionaryTest {
       setIndices(batch, 0);
       bytes = stream.batch(batch).end().toByteArray();
     }
-    IpcFormatException e =
-        assertThrows(
-            IpcFormatException.class,
-            () -> ArrowIpc.decode(bytes, StreamCodec.NONE, allocator, "unknown dictionary"));
-    assertTrue(e.getMessage().contains("dictionary 99 is not in the schema"), e.getMessage());
+    assertRefused(
+        bytes,
+        StreamCodec.NONE,
+        allocator,
+        "unknown dictionary",
+        "dictionary 99 is not in the schema");
   }
 
   @Test
@@ -175,11 +160,8 @@ class ArrowIpcDictionaryTest {
       setIndices(batch, 0, 1);
       bytes = new RawStreamWriter().schema(ipcSchema()).batch(batch).end().toByteArray();
     }
-    IpcFormatException e =
-        assertThrows(
-            IpcFormatException.class,
-            () -> ArrowIpc.decode(bytes, StreamCodec.NONE, allocator, "undefined dictionary"));
-    assertTrue(e.getMessage().contains("uses dictionary " + COLOR_ID), e.getMessage());
+    assertRefused(
+        bytes, StreamCodec.NONE, allocator, "undefined dictionary", "uses dictionary " + COLOR_ID);
   }
 
   /** The stream's schema as IPC writes it: the encoded field has the dictionary's value type. */

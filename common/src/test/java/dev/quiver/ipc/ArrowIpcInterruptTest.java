@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.codec.SparkStreamCodec;
-import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.FilterInputStream;
@@ -17,24 +17,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A killed task's decode must stop with the JDK's interrupt exception, unwrapped, leaking nothing.
  */
-@ExtendWith(AllocatorExtension.class)
-class ArrowIpcInterruptTest {
-
-  private BufferAllocator allocator;
-
-  @BeforeEach
-  void useTheTestsAllocator(BufferAllocator allocator) {
-    this.allocator = allocator;
-  }
+class ArrowIpcInterruptTest extends AllocatorTestBase {
 
   @Test
   void decodeOnAnInterruptedThreadFailsWithClosedByInterrupt() throws Exception {

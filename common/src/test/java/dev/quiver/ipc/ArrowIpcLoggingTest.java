@@ -6,29 +6,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
-import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.LogCapture;
 import dev.quiver.testing.TestData;
 import java.util.Arrays;
 import java.util.List;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.event.Level;
 
 /** The IPC decode says each stream at TRACE and leaves refusals to its callers. */
-@ExtendWith(AllocatorExtension.class)
-class ArrowIpcLoggingTest {
+class ArrowIpcLoggingTest extends AllocatorTestBase {
 
-  private BufferAllocator allocator;
   private LogCapture log;
 
   @BeforeEach
-  void setUp(BufferAllocator allocator) {
-    this.allocator = allocator;
+  void setUp() {
     log = LogCapture.of(ArrowIpc.class);
   }
 
@@ -39,10 +33,8 @@ class ArrowIpcLoggingTest {
 
   @Test
   void eachDecodedStreamIsATraceLineNamingItsSource() throws Exception {
-    byte[] bytes;
-    try (VectorSchemaRoot root = TestData.buildSide(allocator, 0, 250)) {
-      bytes = ArrowIpc.encode(root, null, SparkStreamCodec.LZ4);
-    }
+    byte[] bytes =
+        IpcTestSupport.streamOf(TestData.buildSide(allocator, 0, 250), SparkStreamCodec.LZ4);
     ArrowIpc.decode(bytes, SparkStreamCodec.LZ4, allocator, "broadcast 9, stream 0").close();
 
     List<String> trace = log.at(Level.TRACE);
@@ -59,10 +51,7 @@ class ArrowIpcLoggingTest {
 
   @Test
   void aRefusedStreamIsNotLoggedHere() throws Exception {
-    byte[] bytes;
-    try (VectorSchemaRoot root = TestData.buildSide(allocator, 0, 250)) {
-      bytes = ArrowIpc.encode(root, null, StreamCodec.NONE);
-    }
+    byte[] bytes = IpcTestSupport.streamOf(TestData.buildSide(allocator, 0, 250), StreamCodec.NONE);
     byte[] cut = Arrays.copyOf(bytes, bytes.length - 9);
     assertThrows(
         IpcFormatException.class,

@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.io.PiecewiseReads;
-import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.TestData;
 import dev.quiver.testing.TrickleInputStream;
 import java.io.ByteArrayInputStream;
@@ -36,21 +36,11 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-@ExtendWith(AllocatorExtension.class)
-class ArrowIpcRoundTripTest {
-
-  private BufferAllocator allocator;
-
-  @BeforeEach
-  void useTheTestsAllocator(BufferAllocator allocator) {
-    this.allocator = allocator;
-  }
+class ArrowIpcRoundTripTest extends AllocatorTestBase {
 
   @ParameterizedTest
   @MethodSource("dev.quiver.testing.Codecs#streamCodecs")

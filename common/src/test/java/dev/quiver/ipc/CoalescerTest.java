@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
-import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.TestData;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -29,21 +28,11 @@ import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-@ExtendWith(AllocatorExtension.class)
-class CoalescerTest {
-
-  private BufferAllocator allocator;
-
-  @BeforeEach
-  void useTheTestsAllocator(BufferAllocator allocator) {
-    this.allocator = allocator;
-  }
+class CoalescerTest extends AllocatorTestBase {
 
   @ParameterizedTest
   @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
@@ -142,10 +131,8 @@ class CoalescerTest {
 
   @Test
   void singleOneBatchStreamIsReturnedAsIs() throws IOException {
-    byte[] stream;
-    try (VectorSchemaRoot root = TestData.buildSide(allocator, 1000, 64)) {
-      stream = ArrowIpc.encode(root, null, SparkStreamCodec.LZ4);
-    }
+    byte[] stream =
+        IpcTestSupport.streamOf(TestData.buildSide(allocator, 1000, 64), SparkStreamCodec.LZ4);
 
     Coalescer.Result result =
         Coalescer.coalesce(Collections.singletonList(stream), SparkStreamCodec.LZ4, allocator);

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.flatbuffers.FlatBufferBuilder;
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
-import dev.quiver.testing.AllocatorExtension;
+import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.Codecs;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -23,16 +23,11 @@ import org.apache.arrow.flatbuf.Endianness;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.Type;
 import org.apache.arrow.memory.ArrowBuf;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.LargeVarCharVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.message.ArrowBodyCompression;
-import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
-import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
-import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.ipc.message.IpcOption;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
 import org.apache.arrow.vector.types.MetadataVersion;
@@ -42,9 +37,7 @@ import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -53,24 +46,15 @@ import org.junit.jupiter.params.provider.CsvSource;
  * byte order, hostile lengths (before any allocation), unchecked dictionary batches, unsupported
  * types, trailing bytes, body compression, indices outside their dictionary.
  */
-@ExtendWith(AllocatorExtension.class)
-class IpcStrictReadTest {
+class IpcStrictReadTest extends AllocatorTestBase {
 
   private static final Field INTS = Field.nullable("n", new ArrowType.Int(32, true));
-
-  private BufferAllocator allocator;
-
-  @BeforeEach
-  void useTheTestsAllocator(BufferAllocator allocator) {
-    this.allocator = allocator;
-  }
 
   @Test
   void bigEndianStreamIsRefusedWhileTheSameBytesFlaggedLittleReadSwapped() throws IOException {
     int[] values = {1, 2, 0x01020304};
     byte[] bigEndian = intStream(values, Endianness.Big);
-    IpcFormatException e = expectRefused(bigEndian, "big-endian stream");
-    assertTrue(e.getMessage().contains("big-endian"), e.getMessage());
+    assertRefused(bigEndian, "big-endian stream", "big-endian");
 
     // The same value bytes under a little-endian schema: what Arrow Java alone would return.
     int[] swapped = new int[values.length];
@@ -92,8 +76,7 @@ class IpcStrictReadTest {
     for (int length : new int[] {-2, Integer.MIN_VALUE, (64 << 20) + 1}) {
       byte[] stream = prefix(length);
       // Nothing at all allocated: the length is refused before the metadata is read.
-      IpcFormatException e = expectRefusedWithin(stream, "length " + length, 1);
-      assertTrue(e.getMessage().contains("bytes of metadata"), e.getMessage());
+      assertRefusedWithin(1, stream, "length " + length, "bytes of metadata");
     }
   }
 
@@ -117,48 +100,27 @@ class IpcStrictReadTest {
   void bytesAfterTheEndOfStreamMarkerAreRefused() throws IOException {
     byte[] plain = intStream(new int[] {7}, Endianness.Little);
     byte[] trailing = Arrays.copyOf(plain, plain.length + 3);
-    assertTrue(
-        expectRefused(trailing, "trailing").getMessage().contains("follow the end-of-stream"));
+    assertRefused(trailing, "trailing", "follow the end-of-stream");
     byte[] twoStreams = Arrays.copyOf(plain, plain.length * 2);
     System.arraycopy(plain, 0, twoStreams, plain.length, plain.length);
     byte[] compressed = Codecs.compress(SparkStreamCodec.ZSTD, twoStreams);
-    IpcFormatException e =
-        assertThrows(
-            IpcFormatException.class,
-            () -> ArrowIpc.decode(compressed, SparkStreamCodec.ZSTD, allocator, "two streams"));
-    assertTrue(e.getMessage().contains("follow the end-of-stream"), e.getMessage());
+    IpcTestSupport.assertRefused(
+        compressed, SparkStreamCodec.ZSTD, allocator, "two streams", "follow the end-of-stream");
   }
 
   @Test
   void aStreamWithoutItsEndOfStreamMarkerIsTruncation() throws IOException {
     byte[] plain = intStream(new int[] {7}, Endianness.Little);
     byte[] noMarker = Arrays.copyOf(plain, plain.length - 8);
-    assertTrue(expectRefused(noMarker, "no marker").getMessage().contains("end-of-stream marker"));
+    assertRefused(noMarker, "no marker", "end-of-stream marker");
   }
 
   @Test
   void aColumnLongerThanItsBuffersIsRefusedBeforeLoading() throws IOException {
     int rows = 1 << 26;
-    byte[] stream;
-    try (ArrowBuf data = allocator.buffer(4)) {
-      data.setInt(0, 5);
-      data.writerIndex(4);
-      try (ArrowRecordBatch batch =
-          new ArrowRecordBatch(
-              rows,
-              Collections.singletonList(new ArrowFieldNode(rows, 0)),
-              Arrays.asList(allocator.getEmpty(), data))) {
-        stream =
-            new RawStreamWriter()
-                .schema(new Schema(Collections.singletonList(INTS)))
-                .message(batch)
-                .end()
-                .toByteArray();
-      }
-    }
-    IpcFormatException e = expectRefusedWithin(stream, "long column", 1 << 20);
-    assertTrue(e.getMessage().contains("data buffer has"), e.getMessage());
-    assertTrue(e.getMessage().contains("record batch 0"), e.getMessage());
+    byte[] stream =
+        new HostileBatch(allocator, INTS, rows).node(rows, 0).emptyBuffer().intBuffer(5).stream();
+    assertRefusedWithin(1 << 20, stream, "long column", "data buffer has", "record batch 0");
   }
 
   @Test
@@ -169,21 +131,10 @@ class IpcStrictReadTest {
             "s",
             FieldType.nullable(ArrowType.Struct.INSTANCE),
             Collections.singletonList(Field.nullable("z", ArrowType.Null.INSTANCE)));
-    byte[] stream;
-    try (ArrowRecordBatch batch =
-        new ArrowRecordBatch(
-            rows,
-            Arrays.asList(new ArrowFieldNode(rows, 0), new ArrowFieldNode(rows, rows)),
-            Collections.singletonList(allocator.getEmpty()))) {
-      stream =
-          new RawStreamWriter()
-              .schema(new Schema(Collections.singletonList(nulls)))
-              .message(batch)
-              .end()
-              .toByteArray();
-    }
-    IpcFormatException e = expectRefused(stream, "struct of nulls");
-    assertTrue(e.getMessage().contains("validity bitmaps"), e.getMessage());
+    byte[] stream =
+        new HostileBatch(allocator, nulls, rows)
+            .node(rows, 0).node(rows, rows).emptyBuffer().stream();
+    assertRefused(stream, "struct of nulls", "validity bitmaps");
   }
 
   @Test
@@ -192,29 +143,11 @@ class IpcStrictReadTest {
     Field struct =
         new Field(
             "s", FieldType.nullable(ArrowType.Struct.INSTANCE), Collections.singletonList(INTS));
-    byte[] stream;
-    try (ArrowBuf validity = allocator.buffer(rows / 8);
-        ArrowBuf data = allocator.buffer(4)) {
-      validity.setBytes(0, filled(rows / 8));
-      validity.writerIndex(rows / 8);
-      data.setInt(0, 5);
-      data.writerIndex(4);
-      try (ArrowRecordBatch batch =
-          new ArrowRecordBatch(
-              rows,
-              Arrays.asList(new ArrowFieldNode(rows, 0), new ArrowFieldNode(1, 0)),
-              Arrays.asList(validity, allocator.getEmpty(), data))) {
-        stream =
-            new RawStreamWriter()
-                .schema(new Schema(Collections.singletonList(struct)))
-                .message(batch)
-                .end()
-                .toByteArray();
-      }
-    }
+    byte[] stream =
+        new HostileBatch(allocator, struct, rows)
+            .node(rows, 0).node(1, 0).filledBuffer(rows / 8).emptyBuffer().intBuffer(5).stream();
     // The body (half a MiB of bitmap, rounded up) and not the 16 MiB the child would grow to.
-    IpcFormatException e = expectRefusedWithin(stream, "short child", 2 << 20);
-    assertTrue(e.getMessage().contains("its parent s needs " + rows), e.getMessage());
+    assertRefusedWithin(2 << 20, stream, "short child", "its parent s needs " + rows);
   }
 
   /**
@@ -255,12 +188,10 @@ class IpcStrictReadTest {
           IpcTestSupport.encodeBatches(
               schema, Collections.singletonList(root), null, StreamCodec.NONE, allocator);
     }
-    IpcFormatException e = expectRefused(stream, "descending offset");
-    assertTrue(
-        e.getMessage()
-            .contains(
-                String.format("column s: offset %d is %d, below %d", index, lowered, previous)),
-        e.getMessage());
+    assertRefused(
+        stream,
+        "descending offset",
+        String.format("column s: offset %d is %d, below %d", index, lowered, previous));
   }
 
   /** The unchecked reads start only once the buffer is known to hold every offset. */
@@ -282,27 +213,16 @@ class IpcStrictReadTest {
     DictionaryEncoding encoding = new DictionaryEncoding(4, false, new ArrowType.Int(32, true));
     Field strings = new Field("s", new FieldType(true, ArrowType.Utf8.INSTANCE, encoding), null);
     int values = 1 << 28;
-    byte[] stream;
-    try (ArrowBuf offsets = allocator.buffer(8)) {
-      offsets.setZero(0, 8);
-      offsets.writerIndex(8);
-      try (ArrowRecordBatch data =
-              new ArrowRecordBatch(
-                  values,
-                  Collections.singletonList(new ArrowFieldNode(values, 0)),
-                  Arrays.asList(allocator.getEmpty(), offsets, allocator.getEmpty()));
-          ArrowDictionaryBatch dictionary = new ArrowDictionaryBatch(4, data, false)) {
-        stream =
-            new RawStreamWriter()
-                .schema(new Schema(Collections.singletonList(strings)))
-                .message(dictionary)
-                .end()
-                .toByteArray();
-      }
-    }
-    IpcFormatException e = expectRefusedWithin(stream, "dictionary claim", 1 << 20);
-    assertTrue(e.getMessage().contains("dictionary 4"), e.getMessage());
-    assertTrue(e.getMessage().contains("offsets buffer has 8 bytes"), e.getMessage());
+    byte[] stream =
+        new HostileBatch(allocator, strings, values)
+                .asDictionary(4)
+                .node(values, 0)
+                .emptyBuffer()
+                .buffer(new byte[8])
+                .emptyBuffer()
+                .stream();
+    assertRefusedWithin(
+        1 << 20, stream, "dictionary claim", "dictionary 4", "offsets buffer has 8 bytes");
   }
 
   @Test
@@ -332,8 +252,7 @@ class IpcStrictReadTest {
               .end()
               .toByteArray();
     }
-    IpcFormatException e = expectRefused(stream, "index 2 of 2");
-    assertTrue(e.getMessage().contains("row 2 has index 2 into dictionary 2"), e.getMessage());
+    assertRefused(stream, "index 2 of 2", "row 2 has index 2 into dictionary 2");
   }
 
   @Test
@@ -345,8 +264,7 @@ class IpcStrictReadTest {
                 new Field("a", new FieldType(true, ArrowType.Utf8.INSTANCE, encoding), null),
                 new Field("b", new FieldType(true, new ArrowType.Int(64, true), encoding), null)));
     byte[] stream = new RawStreamWriter().schema(schema).end().toByteArray();
-    IpcFormatException e = expectRefused(stream, "shared id");
-    assertTrue(e.getMessage().contains("share dictionary 1"), e.getMessage());
+    assertRefused(stream, "shared id", "share dictionary 1");
   }
 
   @Test
@@ -358,12 +276,12 @@ class IpcStrictReadTest {
             Collections.singletonList(Field.nullable("i", new ArrowType.Int(32, true))));
     Schema schema = new Schema(Collections.singletonList(union));
     byte[] v5 = new RawStreamWriter().schema(schema).end().toByteArray();
-    assertTrue(expectRefused(v5, "v5 union").getMessage().contains("Quiver does not read"));
+    assertRefused(v5, "v5 union", "Quiver does not read");
 
     ByteBuffer v4Metadata =
         MessageSerializer.serializeMetadata(schema, new IpcOption(false, MetadataVersion.V4));
     byte[] v4 = new RawStreamWriter().metadata(v4Metadata).end().toByteArray();
-    IpcFormatException e = expectRefused(v4, "v4 union");
+    IpcFormatException e = assertRefused(v4, "v4 union");
     assertTrue(e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("union"), e.getMessage());
   }
 
@@ -382,8 +300,7 @@ class IpcStrictReadTest {
             .schema(new Schema(Collections.singletonList(nested)))
             .end()
             .toByteArray();
-    IpcFormatException e = expectRefused(stream, "deep schema");
-    assertTrue(e.getMessage().contains("deeper than 64 levels"), e.getMessage());
+    assertRefused(stream, "deep schema", "deeper than 64 levels");
   }
 
   @Test
@@ -406,7 +323,7 @@ class IpcStrictReadTest {
             .metadata(schemaMessage(builder, field, Endianness.Little))
             .end()
             .toByteArray();
-    IpcFormatException e = expectRefused(stream, "view type");
+    IpcFormatException e = assertRefused(stream, "view type");
     // Arrow 18 parses the type and Quiver names it; Arrow 11 cannot parse it at all.
     assertTrue(
         e.getMessage().contains("Utf8View, which Quiver does not read")
@@ -417,27 +334,10 @@ class IpcStrictReadTest {
 
   @Test
   void bodyCompressionIsRefusedByName() throws IOException {
-    byte[] stream;
-    try (ArrowBuf data = allocator.buffer(4)) {
-      data.setInt(0, 5);
-      data.writerIndex(4);
-      try (ArrowRecordBatch batch =
-          new ArrowRecordBatch(
-              1,
-              Collections.singletonList(new ArrowFieldNode(1, 0)),
-              Arrays.asList(allocator.getEmpty(), data),
-              new ArrowBodyCompression(
-                  org.apache.arrow.flatbuf.CompressionType.LZ4_FRAME,
-                  org.apache.arrow.flatbuf.BodyCompressionMethod.BUFFER))) {
-        stream =
-            new RawStreamWriter()
-                .schema(new Schema(Collections.singletonList(INTS)))
-                .message(batch)
-                .end()
-                .toByteArray();
-      }
-    }
-    assertTrue(expectRefused(stream, "compressed body").getMessage().contains("body compression"));
+    byte[] stream =
+        new HostileBatch(allocator, INTS, 1)
+            .node(1, 0).emptyBuffer().intBuffer(5).flaggedCompressed().stream();
+    assertRefused(stream, "compressed body", "body compression");
   }
 
   @Test
@@ -454,8 +354,8 @@ class IpcStrictReadTest {
             .bytes(garbage)
             .end()
             .toByteArray();
-    IpcFormatException e = expectRefused(stream, "garbage metadata");
-    assertTrue(e.getMessage().contains("message 1 at byte " + schema.length), e.getMessage());
+    IpcFormatException e =
+        assertRefused(stream, "garbage metadata", "message 1 at byte " + schema.length);
     Throwable root = e;
     while (root.getCause() != null) {
       root = root.getCause();
@@ -463,28 +363,16 @@ class IpcStrictReadTest {
     assertTrue(root instanceof RuntimeException, "the original is kept: " + root);
   }
 
-  /** Like {@link #expectRefused}, with the decode's peak allocation under {@code bound} bytes. */
-  private IpcFormatException expectRefusedWithin(byte[] stream, String source, long bound) {
-    try (BufferAllocator probe = allocator.newChildAllocator("probe", 0, Long.MAX_VALUE)) {
-      IpcFormatException e =
-          assertThrows(
-              IpcFormatException.class,
-              () -> ArrowIpc.decode(stream, StreamCodec.NONE, probe, source));
-      assertTrue(e.getMessage().contains(source), e.getMessage());
-      assertTrue(
-          probe.getPeakMemoryAllocation() < bound, "peak " + probe.getPeakMemoryAllocation());
-      return e;
-    }
+  /** The refusal of an uncompressed {@code stream}: {@link IpcTestSupport#assertRefused}. */
+  private IpcFormatException assertRefused(byte[] stream, String source, String... says) {
+    return IpcTestSupport.assertRefused(stream, StreamCodec.NONE, allocator, source, says);
   }
 
-  private IpcFormatException expectRefused(byte[] stream, String source) {
-    IpcFormatException e =
-        assertThrows(
-            IpcFormatException.class,
-            () -> ArrowIpc.decode(stream, StreamCodec.NONE, allocator, source));
-    assertTrue(e.getMessage().contains(source), e.getMessage());
-    assertEquals(0, allocator.getAllocatedMemory(), source);
-    return e;
+  /** The same, the decode's peak allocation under {@code peakBound} bytes. */
+  private IpcFormatException assertRefusedWithin(
+      long peakBound, byte[] stream, String source, String... says) {
+    return IpcTestSupport.assertRefusedWithin(
+        peakBound, stream, StreamCodec.NONE, allocator, source, says);
   }
 
   /** A one-column int32 stream whose schema states {@code endianness}, values written that way. */
@@ -499,22 +387,17 @@ class IpcStrictReadTest {
   private byte[] intStream(int[] values, short endianness, ByteOrder order) throws IOException {
     FlatBufferBuilder builder = new FlatBufferBuilder();
     int field = INTS.getField(builder);
-    ByteBuffer schema = schemaMessage(builder, field, endianness);
-    try (ArrowBuf data = allocator.buffer(4L * values.length)) {
-      ByteBuffer bytes = data.nioBuffer(0, 4 * values.length).order(order);
-      for (int v : values) {
-        bytes.putInt(v);
-      }
-      data.writerIndex(4L * values.length);
-      // Written as the big-endian machine would: the same bytes, read as little-endian ints.
-      try (ArrowRecordBatch batch =
-          new ArrowRecordBatch(
-              values.length,
-              Collections.singletonList(new ArrowFieldNode(values.length, 0)),
-              Arrays.asList(allocator.getEmpty(), data))) {
-        return new RawStreamWriter().metadata(schema).message(batch).end().toByteArray();
-      }
+    ByteBuffer data = ByteBuffer.allocate(4 * values.length).order(order);
+    for (int v : values) {
+      data.putInt(v);
     }
+    // Written as the big-endian machine would: the same bytes, read as little-endian ints.
+    return new HostileBatch(allocator, INTS, values.length)
+            .schemaMessage(schemaMessage(builder, field, endianness))
+            .node(values.length, 0)
+            .emptyBuffer()
+            .buffer(data.array())
+            .stream();
   }
 
   private static ByteBuffer schemaMessage(FlatBufferBuilder builder, int field, short endianness) {
@@ -525,12 +408,6 @@ class IpcStrictReadTest {
     int schema = org.apache.arrow.flatbuf.Schema.endSchema(builder);
     return MessageSerializer.serializeMessage(
         builder, MessageHeader.Schema, schema, 0, new IpcOption());
-  }
-
-  private static byte[] filled(int length) {
-    byte[] ones = new byte[length];
-    Arrays.fill(ones, (byte) 0xff);
-    return ones;
   }
 
   private static byte[] prefix(int metadataLength) {

@@ -1,5 +1,8 @@
 package dev.quiver.ipc;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.quiver.codec.StreamCodec;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -19,6 +22,13 @@ final class IpcTestSupport {
 
   private IpcTestSupport() {}
 
+  /** {@code root} as a stream of one batch, compressed with {@code codec}; closes the root. */
+  static byte[] streamOf(VectorSchemaRoot root, StreamCodec codec) throws IOException {
+    try (root) {
+      return ArrowIpc.encode(root, null, codec);
+    }
+  }
+
   /** Encodes {@code roots} (one schema) as one stream, one record batch per root. */
   static byte[] encodeBatches(
       Schema schema,
@@ -37,6 +47,47 @@ final class IpcTestSupport {
       for (ArrowRecordBatch batch : batches) {
         batch.close();
       }
+    }
+  }
+
+  /**
+   * Decodes {@code stream} as {@code source} and asserts it is refused: an {@link
+   * IpcFormatException} whose message names what was read ({@code source}) and says each of {@code
+   * says} (where and why), with nothing left allocated. Any other outcome fails the test.
+   */
+  static IpcFormatException assertRefused(
+      byte[] stream, StreamCodec codec, BufferAllocator allocator, String source, String... says) {
+    return assertRefusedWithin(Long.MAX_VALUE, stream, codec, allocator, source, says);
+  }
+
+  /** {@link #assertRefused}, with the decode's peak allocation under {@code peakBound} bytes. */
+  static IpcFormatException assertRefusedWithin(
+      long peakBound,
+      byte[] stream,
+      StreamCodec codec,
+      BufferAllocator allocator,
+      String source,
+      String... says) {
+    try (BufferAllocator decode = allocator.newChildAllocator(source, 0, Long.MAX_VALUE)) {
+      IpcFormatException refused;
+      try {
+        ArrowIpc.decode(stream, codec, decode, source).close();
+        throw new AssertionError(source + " decoded");
+      } catch (IpcFormatException e) {
+        refused = e;
+      } catch (IOException | RuntimeException e) {
+        throw new AssertionError(source + ": " + e, e);
+      }
+      String message = refused.getMessage();
+      assertTrue(message.contains(source), () -> source + ": " + message);
+      for (String said : says) {
+        assertTrue(message.contains(said), () -> "no «" + said + "» in: " + message);
+      }
+      assertEquals(0, decode.getAllocatedMemory(), () -> source + " leaked");
+      assertTrue(
+          decode.getPeakMemoryAllocation() < peakBound,
+          () -> source + ": peak " + decode.getPeakMemoryAllocation());
+      return refused;
     }
   }
 

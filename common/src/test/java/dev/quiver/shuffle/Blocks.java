@@ -10,12 +10,12 @@ import java.util.List;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
 /** Builds shuffle streams for tests: written by {@link ShuffleBlockWriter}, or by hand. */
-final class Blocks {
+public final class Blocks {
 
   private Blocks() {}
 
   /** One block per root, in order. */
-  static byte[] write(BlockCodec codec, VectorSchemaRoot... roots) throws IOException {
+  public static byte[] write(BlockCodec codec, VectorSchemaRoot... roots) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ShuffleBlockWriter writer = new ShuffleBlockWriter(out, codec);
     for (VectorSchemaRoot root : roots) {

@@ -297,33 +297,50 @@ class CometDamageTest {
     return Arrays.copyOfRange(data, start, end);
   }
 
-  /** The decoding path: every partition's rows. */
-  private static List<List<List<Object>>> readDecoder(
-      byte[] data, long[] offsets, BufferAllocator allocator, String codec, Baseline baseline)
+  /** One read path: the rows of the blocks in {@code bytes}, named {@code source}. */
+  private interface PartitionRows {
+    List<List<Object>> read(byte[] bytes, String source) throws IOException;
+  }
+
+  /**
+   * Every partition's rows, read by {@code path}, or taken from {@code baseline} (when given) for a
+   * partition whose bytes are undamaged.
+   */
+  private static List<List<List<Object>>> readPartitions(
+      byte[] data, long[] offsets, String codec, Baseline baseline, PartitionRows path)
       throws IOException {
     List<List<List<Object>>> partitions = new ArrayList<>();
     for (int p = 0; p + 1 < offsets.length; p++) {
       byte[] bytes = partition(data, offsets, p);
       List<List<Object>> undamaged = baseline == null ? null : baseline.rowsIfUndamaged(p, bytes);
-      if (undamaged != null) {
-        partitions.add(undamaged);
-        continue;
-      }
-      List<List<Object>> rows = new ArrayList<>();
-      try (ShuffleBlockDecoder decoder =
-          new ShuffleBlockDecoder(
-              new ByteArrayInputStream(bytes),
-              allocator,
-              null,
-              ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,
-              codec + " partition " + p)) {
-        while (decoder.next()) {
-          rows.addAll(Values.of(decoder.root()));
-        }
-      }
-      partitions.add(rows);
+      partitions.add(undamaged != null ? undamaged : path.read(bytes, codec + " partition " + p));
     }
     return partitions;
+  }
+
+  /** The decoding path: every partition's rows. */
+  private static List<List<List<Object>>> readDecoder(
+      byte[] data, long[] offsets, BufferAllocator allocator, String codec, Baseline baseline)
+      throws IOException {
+    return readPartitions(
+        data, offsets, codec, baseline, (bytes, source) -> decoderRows(bytes, source, allocator));
+  }
+
+  private static List<List<Object>> decoderRows(
+      byte[] bytes, String source, BufferAllocator allocator) throws IOException {
+    List<List<Object>> rows = new ArrayList<>();
+    try (ShuffleBlockDecoder decoder =
+        new ShuffleBlockDecoder(
+            new ByteArrayInputStream(bytes),
+            allocator,
+            null,
+            ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,
+            source)) {
+      while (decoder.next()) {
+        rows.addAll(Values.of(decoder.root()));
+      }
+    }
+    return rows;
   }
 
   /**
@@ -333,43 +350,38 @@ class CometDamageTest {
   private static List<List<List<Object>>> readRaw(
       byte[] data, long[] offsets, BufferAllocator allocator, String codec, Baseline baseline)
       throws IOException {
-    List<List<List<Object>>> partitions = new ArrayList<>();
-    for (int p = 0; p + 1 < offsets.length; p++) {
-      byte[] bytes = partition(data, offsets, p);
-      List<List<Object>> undamaged = baseline == null ? null : baseline.rowsIfUndamaged(p, bytes);
-      if (undamaged != null) {
-        partitions.add(undamaged);
-        continue;
-      }
-      List<List<Object>> rows = new ArrayList<>();
-      String source = codec + " partition " + p;
-      try (RawBlockIterator blocks =
-          new RawBlockIterator(
-              new ByteArrayInputStream(bytes),
-              null,
-              ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,
-              source)) {
-        while (blocks.next()) {
-          ByteBuffer body = blocks.body();
-          byte[] copy = new byte[body.remaining()];
-          body.get(copy);
-          String block = source + " block " + blocks.blockIndex() + " at " + blocks.blockOffset();
-          try (DecodedStream decoded = ArrowIpc.decode(copy, blocks.codec(), allocator, block);
-              VectorSchemaRoot root = VectorSchemaRoot.create(decoded.schema(), allocator)) {
-            if (decoded.schema().getFields().size() != blocks.fieldCount()
-                || decoded.batches().size() != 1) {
-              // What an engine checks once it has the body's schema.
-              throw new IOException(
-                  block + ": the header's field count or the batch count does not match the body");
-            }
-            new VectorLoader(root).load(decoded.batches().get(0));
-            rows.addAll(Values.of(root));
+    return readPartitions(
+        data, offsets, codec, baseline, (bytes, source) -> rawRows(bytes, source, allocator));
+  }
+
+  private static List<List<Object>> rawRows(byte[] bytes, String source, BufferAllocator allocator)
+      throws IOException {
+    List<List<Object>> rows = new ArrayList<>();
+    try (RawBlockIterator blocks =
+        new RawBlockIterator(
+            new ByteArrayInputStream(bytes),
+            null,
+            ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,
+            source)) {
+      while (blocks.next()) {
+        ByteBuffer body = blocks.body();
+        byte[] copy = new byte[body.remaining()];
+        body.get(copy);
+        String block = source + " block " + blocks.blockIndex() + " at " + blocks.blockOffset();
+        try (DecodedStream decoded = ArrowIpc.decode(copy, blocks.codec(), allocator, block);
+            VectorSchemaRoot root = VectorSchemaRoot.create(decoded.schema(), allocator)) {
+          if (decoded.schema().getFields().size() != blocks.fieldCount()
+              || decoded.batches().size() != 1) {
+            // What an engine checks once it has the body's schema.
+            throw new IOException(
+                block + ": the header's field count or the batch count does not match the body");
           }
+          new VectorLoader(root).load(decoded.batches().get(0));
+          rows.addAll(Values.of(root));
         }
       }
-      partitions.add(rows);
     }
-    return partitions;
+    return rows;
   }
 
   /** The rows of the blocks that lie wholly before {@code cut}. */

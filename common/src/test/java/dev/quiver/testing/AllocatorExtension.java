@@ -84,6 +84,14 @@ public final class AllocatorExtension implements ParameterResolver, AfterEachCal
     return allocator.allocator();
   }
 
+  /**
+   * The allocator this extension would give the test {@code context} runs (named after it, with
+   * {@link #DEFAULT_LIMIT_BYTES}), for another extension that gives it out and checks it itself.
+   */
+  public static TestAllocator openFor(ExtensionContext context) {
+    return TestAllocator.open(nameOf(context), DEFAULT_LIMIT_BYTES);
+  }
+
   @Override
   public void afterEach(ExtensionContext context) {
     TestAllocator allocator =
@@ -105,7 +113,7 @@ public final class AllocatorExtension implements ParameterResolver, AfterEachCal
   }
 
   /** One test's allocator: a child named after the test, under a root of the same limit. */
-  static final class TestAllocator {
+  public static final class TestAllocator {
     private final RootAllocator root;
     private final BufferAllocator allocator;
 
@@ -124,7 +132,7 @@ public final class AllocatorExtension implements ParameterResolver, AfterEachCal
       }
     }
 
-    BufferAllocator allocator() {
+    public BufferAllocator allocator() {
       return allocator;
     }
 
@@ -132,7 +140,7 @@ public final class AllocatorExtension implements ParameterResolver, AfterEachCal
      * Closes the allocator and its root. Fails, naming the allocator, when it still held memory or
      * child allocators, or could not close; Arrow's own refusals to close are attached.
      */
-    void closeAndCheck() {
+    public void closeAndCheck() {
       long held = allocator.getAllocatedMemory();
       List<String> children = new ArrayList<>();
       for (BufferAllocator child : allocator.getChildAllocators()) {

@@ -1,14 +1,14 @@
 package dev.quiver.testing;
 
+import static dev.quiver.testing.JUnitRuns.failureOf;
+import static dev.quiver.testing.JUnitRuns.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.ArrowBuf;
@@ -21,11 +21,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.platform.engine.TestExecutionResult;
-import org.junit.platform.launcher.Launcher;
-import org.junit.platform.launcher.TestExecutionListener;
-import org.junit.platform.launcher.TestIdentifier;
-import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
-import org.junit.platform.launcher.core.LauncherFactory;
 
 /**
  * The extension as JUnit runs it: the fixture classes below (nested, so that Surefire does not pick
@@ -110,29 +105,6 @@ class AllocatorExtensionTest {
   @Test
   void aLimitMustBePositive() {
     assertThrows(IllegalArgumentException.class, () -> AllocatorExtension.withLimit(0));
-  }
-
-  /** Runs {@code fixture} and gives each test's result by display name. */
-  private static Map<String, TestExecutionResult> run(Class<?> fixture) {
-    Map<String, TestExecutionResult> results = new LinkedHashMap<>();
-    Launcher launcher = LauncherFactory.create();
-    launcher.execute(
-        LauncherDiscoveryRequestBuilder.request().selectors(selectClass(fixture)).build(),
-        new TestExecutionListener() {
-          @Override
-          public void executionFinished(TestIdentifier test, TestExecutionResult result) {
-            if (test.isTest() || result.getStatus() != TestExecutionResult.Status.SUCCESSFUL) {
-              results.put(test.getDisplayName(), result);
-            }
-          }
-        });
-    return results;
-  }
-
-  private static Throwable failureOf(Map<String, TestExecutionResult> results, String test) {
-    TestExecutionResult result = results.get(test);
-    assertEquals(TestExecutionResult.Status.FAILED, result.getStatus(), test);
-    return result.getThrowable().orElseThrow();
   }
 
   @ExtendWith(AllocatorExtension.class)

@@ -1,4 +1,4 @@
-package dev.quiver.comet;
+package dev.quiver.tools;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -12,9 +12,7 @@ import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.shuffle.ShuffleBlockWriter;
-import dev.quiver.testing.DumpRun;
 import dev.quiver.testing.TestData;
-import dev.quiver.tools.QuiverDump;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,4 +1,4 @@
-package dev.quiver.shuffle;
+package dev.quiver.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,9 +9,9 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.quiver.shuffle.BlockCodec;
+import dev.quiver.shuffle.ShuffleIndex;
 import dev.quiver.testing.CometFiles;
-import dev.quiver.testing.DumpRun;
-import dev.quiver.tools.QuiverDump;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -144,7 +144,9 @@ class CometDumpTest {
         assertTrue(out.contains("\n   7 \"ts\" Timestamp(MICROSECOND, UTC)\n"), out);
       }
 
-      long[] offsets = CometTestFiles.read(data.getParent(), map).offsets;
+      ShuffleIndex index = ShuffleIndex.read(data.resolveSibling(map + ".index"), Files.size(data));
+      assertEquals(CometFiles.PARTITIONS, index.partitions(), map);
+      long[] offsets = index.offsets();
       Matcher partition = PARTITION.matcher(out);
       long partitionRows = 0;
       int partitions = 0;

@@ -1,19 +1,18 @@
-package dev.quiver.testing;
+package dev.quiver.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.quiver.tools.QuiverDump;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
 /** One in-process run of the dump tool: its exit status and what it printed. */
-public final class DumpRun {
+final class DumpRun {
 
-  public final int status;
-  public final String out;
-  public final String err;
+  final int status;
+  final String out;
+  final String err;
 
   private DumpRun(int status, String out, String err) {
     this.status = status;
@@ -22,7 +21,7 @@ public final class DumpRun {
   }
 
   /** Runs {@code QuiverDump} with {@code args} (each turned into a string). */
-  public static DumpRun of(Object... args) {
+  static DumpRun of(Object... args) {
     String[] strings = new String[args.length];
     for (int i = 0; i < args.length; i++) {
       strings[i] = args[i].toString();
@@ -41,7 +40,7 @@ public final class DumpRun {
   }
 
   /** A failed run: exit 1 and one line on stderr naming {@code contains}, no stack trace. */
-  public void assertOneLineError(String contains) {
+  void assertOneLineError(String contains) {
     assertEquals(1, status, this::toString);
     assertTrue(err.startsWith("error: "), this::toString);
     assertEquals(1, err.split("\n").length, this::toString);
