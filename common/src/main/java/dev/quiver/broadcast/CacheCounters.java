@@ -31,7 +31,10 @@ public final class CacheCounters {
   final AtomicLong entriesRetained = new AtomicLong();
   final AtomicLong bytesRetained = new AtomicLong();
 
-  /** Heap bytes of every derived value not yet closed, held or retained. */
+  /**
+   * Heap bytes of every derived value not yet closed, held or retained: a gauge changed right after
+   * a value is built or closed, outside the monitors.
+   */
   final AtomicLong derivedHeapBytes = new AtomicLong();
 
   private final BufferAllocator cacheAllocator;

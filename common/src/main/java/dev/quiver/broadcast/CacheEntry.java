@@ -6,9 +6,14 @@ import org.apache.arrow.memory.BufferAllocator;
 
 /**
  * One broadcast's decoded value in a {@link DecodedBroadcastCache}, its derived values and the
- * holds on it. Its monitor guards its state; the cache moves it through {@link
- * DecodedBroadcastCache.State} only under the cache's monitor too, together with the cache's maps
- * (the rules of when an entry moves are the cache's; this class enforces which moves exist).
+ * holds on it. This class enforces which moves of {@link DecodedBroadcastCache.State} exist; the
+ * cache decides when they happen.
+ *
+ * <p>Its monitor guards its state, so that the compiler can check every access (a field cannot name
+ * another object's monitor as its guard). The cache's duty on top: every change (a move, a hold, a
+ * release, a drop) happens under the cache's monitor too, together with the cache's maps, so that
+ * the cache may read a held entry's state without its own monitor. Taking the entry's monitor
+ * inside the cache's costs an uncontended lock.
  */
 final class CacheEntry {
   final long broadcastId;
@@ -100,5 +105,29 @@ final class CacheEntry {
    */
   long bytes() {
     return allocator.getAllocatedMemory() + derived.heapBytes();
+  }
+
+  /**
+   * Frees this entry, which no task holds and the cache no longer lists (so, outside the monitors):
+   * its derived values, its decoded buffers, its allocator.
+   */
+  void free() {
+    RuntimeException failure = null;
+    try {
+      derived.closeAll();
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    try {
+      if (decoded != null) {
+        decoded.close();
+      }
+      allocator.close();
+    } catch (RuntimeException e) {
+      failure = DerivedValues.addTo(failure, e);
+    }
+    if (failure != null) {
+      throw failure;
+    }
   }
 }

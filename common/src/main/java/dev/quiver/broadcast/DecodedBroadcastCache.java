@@ -86,8 +86,9 @@ import org.apache.arrow.util.Preconditions;
  * taken in that order only, in short critical sections; decoding, building and waiting happen
  * outside all of them. {@link Retention}'s liveness test and its {@link StorageMemory} are called
  * under the cache's monitor, so that what is retained and what is acquired always agree: they must
- * not call back into the cache. The fields each monitor guards say so ({@code GuardedBy}), and the
- * compiler checks it.
+ * not call back into the cache. The fields each monitor guards say so ({@code GuardedBy}), and
+ * Error Prone checks that every access holds its monitor; the order of the monitors, and that an
+ * entry moves only under the cache's monitor too, are kept by this class and model-checked.
  */
 @Public
 public final class DecodedBroadcastCache {
@@ -324,7 +325,8 @@ public final class DecodedBroadcastCache {
       DecodeLog.sharedRead(entry.broadcastId, task);
       return hold.attach(BroadcastReader.Served.SHARED, 0, waited);
     }
-    // Failed or not shareable: release it now, and decode for this task alone.
+    // Failed or not shareable: release it now, and decode for this task alone. Read outside the
+    // cache's monitor, the state is final: FAILED and PRIVATE move on only at the last release.
     DecodeLog.PrivateReason reason =
         entry.state() == State.FAILED
             ? DecodeLog.PrivateReason.SHARED_DECODE_FAILED
@@ -381,6 +383,7 @@ public final class DecodedBroadcastCache {
       hold(entry);
     }
     try {
+      // Held, the entry is SHARED or PRIVATE and stays so: safe outside the cache's monitor.
       boolean shared = entry.state() != State.PRIVATE;
       return entry.derived.get(entry.decoded, shared, task, asker, key, derivation);
     } finally {
@@ -422,11 +425,15 @@ public final class DecodedBroadcastCache {
       }
       evictDroppedAndPressed(evicted);
     }
-    if (free) {
-      free(entry);
-      DecodeLog.released(entry.broadcastId, bytes);
+    try {
+      if (free) {
+        entry.free();
+        DecodeLog.released(entry.broadcastId, bytes);
+      }
+    } finally {
+      // Unlisted already: freed here or never.
+      freeEvicted(evicted);
     }
-    freeEvicted(evicted);
   }
 
   /**
@@ -551,30 +558,15 @@ public final class DecodedBroadcastCache {
 
   /** Frees evicted entries, outside the monitor. */
   private static void freeEvicted(List<Evicted> evicted) {
-    for (Evicted e : evicted) {
-      free(e.entry);
-      DecodeLog.evicted(e.entry.broadcastId, e.entry.retainedBytes(), e.cause);
-    }
-  }
-
-  /**
-   * Frees an entry no task holds and the cache no longer lists (so, outside the monitor): its
-   * derived values, its decoded buffers, its allocator.
-   */
-  private static void free(CacheEntry entry) {
     RuntimeException failure = null;
-    try {
-      entry.derived.closeAll();
-    } catch (RuntimeException e) {
-      failure = e;
-    }
-    try {
-      if (entry.decoded != null) {
-        entry.decoded.close();
+    for (Evicted e : evicted) {
+      try {
+        e.entry.free();
+        DecodeLog.evicted(e.entry.broadcastId, e.entry.retainedBytes(), e.cause);
+      } catch (RuntimeException thrown) {
+        // One entry that fails to free does not keep the others allocated.
+        failure = DerivedValues.addTo(failure, thrown);
       }
-      entry.allocator.close();
-    } catch (RuntimeException e) {
-      failure = DerivedValues.addTo(failure, e);
     }
     if (failure != null) {
       throw failure;

@@ -159,7 +159,7 @@ final class DerivedValues {
       }
       counters.derivedHeapBytes.addAndGet(-value.heapBytes());
       try {
-        slot.allocator.close();
+        slot.allocator().close();
       } catch (RuntimeException e) {
         failure = addTo(failure, e);
       }
@@ -189,6 +189,10 @@ final class DerivedValues {
       Derivation<?> derivation)
       throws IOException {
     long start = System.nanoTime();
+    // Made here, outside every monitor: an allocator tells its listeners, which are foreign code.
+    BufferAllocator valueAllocator =
+        entryAllocator.newChildAllocator(
+            entryAllocator.getName() + "-derived-" + slot.number, 0, Long.MAX_VALUE);
     DerivedValue<?> built = null;
     try {
       // It tells what the asking task's open cost: the build is that task's.
@@ -200,7 +204,7 @@ final class DerivedValues {
               asker.served(),
               asker.decodeNanos(),
               asker.waitNanos())) {
-        built = derivation.build(buildReader, slot.allocator);
+        built = derivation.build(buildReader, valueAllocator);
       }
       Preconditions.checkState(built != null, "derivation %s returned no value", key);
     } catch (IOException | RuntimeException | Error e) {
@@ -210,13 +214,13 @@ final class DerivedValues {
         slots.remove(key, slot);
       }
       // A value built before the build reader failed to close goes too.
-      AutoCloseables.close(e, built, slot.allocator);
+      AutoCloseables.close(e, built, valueAllocator);
       slot.outcome.complete(false);
       DecodeLog.failedDerivation(broadcastId, key, task, start, e);
       throw e;
     }
     synchronized (this) {
-      slot.ready(built);
+      slot.ready(built, valueAllocator);
       heapBytes += built.heapBytes();
     }
     counters.derivedHeapBytes.addAndGet(built.heapBytes());
@@ -228,7 +232,7 @@ final class DerivedValues {
         task,
         shared,
         start,
-        slot.allocator.getAllocatedMemory(),
+        valueAllocator.getAllocatedMemory(),
         built.heapBytes());
     return built.value();
   }
@@ -264,9 +268,6 @@ final class DerivedValues {
   private final class Slot {
     final int number;
 
-    /** Where the value keeps its Arrow memory: a child of the entry's, closed with the value. */
-    final BufferAllocator allocator;
-
     /** Completes when the build ends: true if the value is READY, false if the build failed. */
     final CompletableFuture<Boolean> outcome = new CompletableFuture<>();
 
@@ -276,11 +277,12 @@ final class DerivedValues {
     @GuardedBy("this")
     private DerivedValue<?> value;
 
+    /** Where the value keeps its Arrow memory: a child of the entry's, closed with the value. */
+    @GuardedBy("this")
+    private BufferAllocator allocator;
+
     Slot(int number) {
       this.number = number;
-      this.allocator =
-          entryAllocator.newChildAllocator(
-              entryAllocator.getName() + "-derived-" + number, 0, Long.MAX_VALUE);
     }
 
     synchronized Role roleOfAsker() {
@@ -302,9 +304,10 @@ final class DerivedValues {
       state = next;
     }
 
-    synchronized void ready(DerivedValue<?> built) {
+    synchronized void ready(DerivedValue<?> built, BufferAllocator valueAllocator) {
       moveTo(State.READY);
       value = built;
+      allocator = valueAllocator;
     }
 
     synchronized Object readyValue() {
@@ -312,10 +315,14 @@ final class DerivedValues {
       return value.value();
     }
 
-    /** Moves a READY value to CLOSED and returns it, for the caller to close. */
+    /** Moves a READY value to CLOSED and returns it, for the caller to close with its allocator. */
     synchronized DerivedValue<?> close() {
       moveTo(State.CLOSED);
       return value;
+    }
+
+    synchronized BufferAllocator allocator() {
+      return allocator;
     }
 
     private String describe() {

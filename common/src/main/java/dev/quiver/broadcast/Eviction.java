@@ -26,8 +26,8 @@ public enum Eviction {
     this.why = why;
   }
 
-  /** The cause in words, for logs. */
-  public String why() {
+  /** The cause in words, for the cache's log. */
+  String why() {
     return why;
   }
 }

@@ -2,13 +2,16 @@ package dev.quiver.broadcast;
 
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.FakeTask;
+import dev.quiver.testing.InMemoryBroadcast;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
@@ -26,28 +29,34 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * The cache's operations, model-checked and stress-tested by Lincheck against their sequential run:
- * tasks that open a broadcast and read it, ask for a derived value, and complete (each on the
- * thread that opened them, possibly several operations later), interleaved with the calls an engine
- * makes between tasks (a broadcast dropped or no longer live, the retained entries checked, the
- * cache closed).
+ * The cache's operations, model-checked and stress-tested by Lincheck: tasks that open a broadcast
+ * (shared or not; one broadcast's bytes are damaged) and read it, ask for a derived value (one
+ * derivation always fails), and complete (each on the thread that opened it, possibly several
+ * operations later), interleaved with what an engine and Spark do between tasks (a broadcast
+ * dropped, no longer live or live again, storage memory under pressure or not, the retained entries
+ * checked, the cache closed).
  *
  * <p>What one task reads is the same however the cache served it (decoded, shared, retained), so
  * the sequential specification ({@link Specification}) is what each task must get: its broadcast's
- * values, and no exception, in every interleaving: the state machines throw on an illegal move, a
- * hold released twice or taken on a freed entry. Lincheck reports a deadlock or a lost wake-up as a
- * hang. After each run {@link #noHoldsNoLeaks()} checks the cache at rest: no holds, gauges that
- * match the entries, the storage memory holding exactly the retained bytes, and, once closed,
- * nothing left in its allocator.
+ * values, or the damaged broadcast's or the failing derivation's error, and no other exception, in
+ * every interleaving: the state machines throw on an illegal move, a hold released twice or taken
+ * on a freed entry. Lincheck reports a deadlock or a lost wake-up as a hang. After each run {@link
+ * #noHoldsNoLeaks()} checks the cache at rest: no holds, gauges that match the entries, the storage
+ * memory holding exactly the retained bytes, and, once closed, nothing left in its allocator.
  *
- * <p>Which entries stay retained is left to {@link DecodedBroadcastCacheModelTest}: sharing makes
- * it depend on which tasks overlapped, which no sequential run reproduces.
+ * <p>So the specification checks only results that do not depend on the interleaving: which entries
+ * stay retained, and which task decoded, depend on which tasks overlapped, which no sequential run
+ * reproduces; {@link DecodedBroadcastCacheModelTest} checks those one step at a time against a
+ * model.
  */
 // Public, as Lincheck makes its instances by reflection from another module.
 @Tag("model-check")
 public class DecodedBroadcastCacheLincheckTest {
 
-  private static final int BROADCASTS = 2;
+  /** Broadcasts 1 and 2 decode; broadcast 3's stream is cut short, so every decode of it fails. */
+  private static final int BROADCASTS = 3;
+
+  private static final long DAMAGED = 3;
   private static final int ROWS = 3;
 
   /**
@@ -59,7 +68,7 @@ public class DecodedBroadcastCacheLincheckTest {
   private static final RootAllocator ROOT = new RootAllocator();
 
   /** Encodes the broadcasts once; the cache under test decodes them in every run. */
-  private static final List<TestBroadcast> SOURCES = encodeSources();
+  private static final List<InMemoryBroadcast> SOURCES = encodeSources();
 
   /** The bytes of one decoded entry (both broadcasts have the same shape). */
   private static final long ENTRY_BYTES = entryBytes();
@@ -68,6 +77,7 @@ public class DecodedBroadcastCacheLincheckTest {
       ROOT.newChildAllocator("lincheck-run", 0, Long.MAX_VALUE);
   private final Set<Long> live = ConcurrentHashMap.newKeySet();
   private final BoundedStorageMemory memory = new BoundedStorageMemory(1 << 30);
+  private final AtomicBoolean pressure = new AtomicBoolean();
 
   /** Budget for one entry: a second one retained evicts the first. */
   private final DecodedBroadcastCache cache =
@@ -75,7 +85,7 @@ public class DecodedBroadcastCacheLincheckTest {
           allocator,
           BroadcastDecoder.ARROW_IPC,
           Long.MAX_VALUE,
-          Retention.of(ENTRY_BYTES * 3 / 2, memory, live::contains));
+          Retention.of(ENTRY_BYTES * 3 / 2, switchablePressure(), live::contains));
 
   /** The tasks each thread has opened and not yet completed. */
   private final List<List<FakeTask>> openTasks = new ArrayList<>();
@@ -92,11 +102,23 @@ public class DecodedBroadcastCacheLincheckTest {
   /** A task opens broadcast {@code id}, reads every batch, and keeps its hold until completed. */
   @Operation
   public long open(
-      @Param(gen = ThreadIdGen.class) int thread, @Param(gen = IntGen.class, conf = "1:2") int id)
+      @Param(gen = ThreadIdGen.class) int thread, @Param(gen = IntGen.class, conf = "1:3") int id)
       throws IOException {
+    return openAndRead(thread, id, true);
+  }
+
+  /** The same with sharing off: the task decodes for itself. */
+  @Operation
+  public long openPrivately(
+      @Param(gen = ThreadIdGen.class) int thread, @Param(gen = IntGen.class, conf = "1:3") int id)
+      throws IOException {
+    return openAndRead(thread, id, false);
+  }
+
+  private long openAndRead(int thread, int id, boolean share) throws IOException {
     FakeTask task = FakeTask.tellingOfKills();
     openTasks.get(thread).add(task);
-    BroadcastReader reader = cache.open(SOURCES.get(id - 1), task, true);
+    BroadcastReader reader = cache.open(SOURCES.get(id - 1), task, share);
     return sumOfKeys(reader);
   }
 
@@ -109,6 +131,25 @@ public class DecodedBroadcastCacheLincheckTest {
       return reader.derived(
           "sum",
           (buildReader, valueAllocator) -> DerivedValue.of(sumOfKeys(buildReader), 8, () -> {}));
+    } finally {
+      task.complete();
+    }
+  }
+
+  /**
+   * A task opens broadcast {@code id} and asks for a value whose build always fails: the failure is
+   * not cached, and each asker builds (and fails) in turn.
+   */
+  @Operation
+  public long deriveFailing(@Param(gen = IntGen.class, conf = "1:2") int id) throws IOException {
+    FakeTask task = FakeTask.tellingOfKills();
+    try {
+      BroadcastReader reader = cache.open(SOURCES.get(id - 1), task, true);
+      return reader.<Long>derived(
+          "failing",
+          (buildReader, valueAllocator) -> {
+            throw new IllegalStateException("this derivation always fails");
+          });
     } finally {
       task.complete();
     }
@@ -137,6 +178,18 @@ public class DecodedBroadcastCacheLincheckTest {
   @Operation
   public void forget(@Param(gen = IntGen.class, conf = "1:2") int id) {
     live.remove((long) id);
+  }
+
+  /** Spark's broadcast {@code id} is live again (as a new broadcast reusing the id would be). */
+  @Operation
+  public void revive(@Param(gen = IntGen.class, conf = "1:2") int id) {
+    live.add((long) id);
+  }
+
+  /** The storage memory is under pressure, or no longer. */
+  @Operation
+  public void pressure(boolean on) {
+    pressure.set(on);
   }
 
   @Operation
@@ -190,8 +243,8 @@ public class DecodedBroadcastCacheLincheckTest {
   void linearizableUnderModelChecking() {
     new ModelCheckingOptions()
         .sequentialSpecification(Specification.class)
-        .iterations(10)
-        .invocationsPerIteration(150)
+        .iterations(8)
+        .invocationsPerIteration(100)
         .threads(2)
         .actorsPerThread(3)
         .actorsBefore(1)
@@ -221,12 +274,24 @@ public class DecodedBroadcastCacheLincheckTest {
   public static final class Specification {
     private final int[] openTasks = new int[THREAD_IDS];
 
-    public long open(int thread, int id) {
+    public long open(int thread, int id) throws Exception {
       openTasks[thread]++;
       return expectedSum(id);
     }
 
-    public long derive(int id) {
+    public long openPrivately(int thread, int id) throws Exception {
+      return open(thread, id);
+    }
+
+    public long deriveFailing(int id) {
+      throw new IllegalStateException("this derivation always fails");
+    }
+
+    public void revive(int id) {}
+
+    public void pressure(boolean on) {}
+
+    public long derive(int id) throws Exception {
       return expectedSum(id);
     }
 
@@ -244,9 +309,13 @@ public class DecodedBroadcastCacheLincheckTest {
 
     public void close() {}
 
-    private static long expectedSum(int id) {
+    private static long expectedSum(int id) throws Exception {
+      if (id == DAMAGED) {
+        // What decoding the damaged broadcast throws, made afresh.
+        throw decodeFailure();
+      }
       long sum = 0;
-      for (TestBroadcast.ExpectedBatch batch : SOURCES.get(id - 1).batches()) {
+      for (TestBroadcast.ExpectedBatch batch : ((TestBroadcast) SOURCES.get(id - 1)).batches()) {
         for (long key = batch.firstKey; key < batch.firstKey + batch.rows; key++) {
           sum += key;
         }
@@ -256,8 +325,9 @@ public class DecodedBroadcastCacheLincheckTest {
   }
 
   /**
-   * Arrow, the IPC decode, logging and the test's own fakes run as single steps: what is checked is
-   * how the cache interleaves, and switching threads inside them only multiplies the runs.
+   * Arrow, the IPC decode and logging run as single steps: what is checked is how the cache
+   * interleaves (the fake task's completion, which releases holds, included), and switching threads
+   * inside them only multiplies the runs.
    */
   private static ManagedStrategyGuarantee atomicOutsideTheCache() {
     return ManagedStrategyGuaranteeKt.forClasses(
@@ -266,7 +336,7 @@ public class DecodedBroadcastCacheLincheckTest {
                     || name.startsWith("dev.quiver.ipc.")
                     || name.startsWith("dev.quiver.codec.")
                     || name.startsWith("dev.quiver.io.")
-                    || name.startsWith("dev.quiver.testing.")
+                    || name.startsWith("dev.quiver.testing.LogCapture")
                     || name.startsWith("org.slf4j."))
         .allMethods()
         .treatAsAtomic();
@@ -295,18 +365,54 @@ public class DecodedBroadcastCacheLincheckTest {
     }
   }
 
-  private static List<TestBroadcast> encodeSources() {
-    List<TestBroadcast> sources = new ArrayList<>();
+  private static List<InMemoryBroadcast> encodeSources() {
+    List<InMemoryBroadcast> sources = new ArrayList<>();
     try (BufferAllocator encoding = ROOT.newChildAllocator("encode", 0, Long.MAX_VALUE)) {
-      for (long id = 1; id <= BROADCASTS; id++) {
+      for (long id = 1; id < DAMAGED; id++) {
         sources.add(
             TestBroadcast.encode(
                 id, TestBroadcast.Shape.BUILD_SIDE, StreamCodec.NONE, encoding, new int[] {ROWS}));
       }
+      byte[] whole = sources.get(0).streamBytes(0);
+      sources.add(
+          new InMemoryBroadcast(
+              DAMAGED,
+              StreamCodec.NONE,
+              List.of(Arrays.copyOf(whole, whole.length / 2)),
+              /* lengthsKnown= */ true));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
     return sources;
+  }
+
+  private static Exception decodeFailure() {
+    try (BufferAllocator probe = ROOT.newChildAllocator("damaged", 0, Long.MAX_VALUE)) {
+      BroadcastDecoder.ARROW_IPC.decode(SOURCES.get((int) DAMAGED - 1), probe).close();
+    } catch (IOException | RuntimeException e) {
+      return e;
+    }
+    throw new AssertionError("the damaged broadcast decoded");
+  }
+
+  /** The test's storage memory, under pressure while {@link #pressure(boolean)} says so. */
+  private StorageMemory switchablePressure() {
+    return new StorageMemory() {
+      @Override
+      public boolean tryAcquire(long broadcastId, long bytes) {
+        return memory.tryAcquire(broadcastId, bytes);
+      }
+
+      @Override
+      public void release(long broadcastId, long bytes) {
+        memory.release(broadcastId, bytes);
+      }
+
+      @Override
+      public boolean underPressure() {
+        return pressure.get();
+      }
+    };
   }
 
   private static void check(boolean condition, String what) {
