@@ -71,9 +71,13 @@ public final class VersionList {
     copies.add(
         block(
             "dev/test-matrix",
+            // Quoted: shellcheck takes a bare spark-4.1 for arithmetic and a bare comma in an
+            // array for a mistaken separator.
             List.of(
-                "DEFAULT_PROFILE=" + defaultLine.profile(),
-                "ALL_PROFILES=(" + String.join(" ", map(builds, Build::profiles)) + ")")));
+                "DEFAULT_PROFILE='" + defaultLine.profile() + "'",
+                "ALL_PROFILES=("
+                    + String.join(" ", map(builds, b -> "'" + b.profiles() + "'"))
+                    + ")")));
     copies.addAll(moduleDescriptions(lines));
     copies.add(
         new DerivedCopy(
@@ -81,7 +85,7 @@ public final class VersionList {
             List.of(
                 "# The Spark lines some Quiver artifact supports, which the shim loader names when"
                     + " no shim",
-                "# fits. Generated from pom.xml's spark-* profiles by dev/versions; VersionListSuite"
+                "# fits. Generated from pom.xml's spark-* profiles by dev/versions; VersionListTest"
                     + " checks it.",
                 "spark.lines=" + String.join(",", map(lines, ReleaseLine::line))),
             true));
