@@ -3,7 +3,6 @@ package dev.quiver.broadcast;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-import dev.quiver.io.Closeables;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.StreamCodec;
 import dev.quiver.testing.TestData;
@@ -15,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
@@ -235,7 +235,7 @@ final class TestBroadcast implements BroadcastSource {
       }
       return ArrowIpc.encode(schema(shape), records, dictionaries, codec, allocator);
     } finally {
-      Closeables.closeAll(owned);
+      AutoCloseables.closeNoChecked(AutoCloseables.all(owned));
     }
   }
 
