@@ -100,7 +100,10 @@ public final class VersionList {
     return items.stream().map(render).collect(Collectors.toList());
   }
 
-  /** Each shim module's pom describes (and so does its published pom) the lines it builds. */
+  /**
+   * Each shim module's pom names the lines its shim serves, and so does every artifact built from
+   * it (one per line and Scala version), whose published pom carries this description.
+   */
   private static List<DerivedCopy> moduleDescriptions(List<ReleaseLine> lines) {
     Set<String> modules = new LinkedHashSet<>(map(lines, ReleaseLine::shimModule));
     List<DerivedCopy> descriptions = new ArrayList<>();
@@ -116,8 +119,21 @@ public final class VersionList {
           served.size() == 1
               ? last
               : String.join(", ", served.subList(0, served.size() - 1)) + " and " + last;
+      // "the Spark 4.x lines: 4.0, 4.1 and 4.2" where they share a major version.
+      Set<String> majors = new LinkedHashSet<>(map(served, l -> l.substring(0, l.indexOf('.'))));
+      String lineWord = served.size() == 1 ? "line" : "lines";
+      String what =
+          majors.size() == 1
+              ? "the Spark " + majors.iterator().next() + ".x " + lineWord + ": " + list
+              : "the Spark " + lineWord + " " + list;
       descriptions.add(
-          block(module + "/pom.xml", List.of("<description>Spark " + list + ".</description>")));
+          block(
+              module + "/pom.xml",
+              List.of(
+                  "<description>Quiver for one Spark line, with common and spark-shims bundled in,"
+                      + " built from the module whose SparkShim serves "
+                      + what
+                      + " (one artifact per line).</description>")));
     }
     return descriptions;
   }
