@@ -79,8 +79,11 @@ public final class SupportedVersions {
     return build.interpolate(text(parse(module), "artifactId"));
   }
 
+  /** The major (index 0) or minor (index 1) number of a line, which has exactly one dot. */
   private static int number(ReleaseLine line, int index) {
-    return Integer.parseInt(line.line().split("\\.")[index]);
+    String text = line.line();
+    int dot = text.indexOf('.');
+    return Integer.parseInt(index == 0 ? text.substring(0, dot) : text.substring(dot + 1));
   }
 
   private static Map<String, String> merged(
