@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.quiver.io.Closeables;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.util.TransferPair;
@@ -92,7 +92,7 @@ enum Consumer {
       }
       broadcast.check(expected, moved, rows, reader.dictionaries());
     } finally {
-      Closeables.closeAll(moved);
+      AutoCloseables.closeNoChecked(AutoCloseables.all(moved));
     }
   }
 }

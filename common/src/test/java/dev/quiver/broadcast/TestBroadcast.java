@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import dev.quiver.codec.StreamCodec;
-import dev.quiver.io.Closeables;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.testing.InMemoryBroadcast;
 import dev.quiver.testing.TestData;
@@ -14,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
@@ -208,7 +208,7 @@ final class TestBroadcast extends InMemoryBroadcast {
       }
       return ArrowIpc.encode(schema(shape), records, dictionaries, codec, allocator);
     } finally {
-      Closeables.closeAll(owned);
+      AutoCloseables.closeNoChecked(AutoCloseables.all(owned));
     }
   }
 

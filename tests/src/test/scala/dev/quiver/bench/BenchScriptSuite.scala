@@ -15,7 +15,7 @@ import org.scalatest.funsuite.AnyFunSuite
  */
 class BenchScriptSuite extends AnyFunSuite {
 
-  private val root = RepoRoot()
+  private val root = RepoRoot.find()
   private val mainClass = BroadcastJoinBench.getClass.getName.stripSuffix("$")
 
   test("dev/bench --help prints BenchOptions' usage and names the class it runs") {

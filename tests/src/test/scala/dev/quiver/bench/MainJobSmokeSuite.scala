@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit
 
 import dev.quiver.build.{RepoRoot, SupportedVersions}
 import org.apache.spark.SPARK_VERSION
+import org.apache.spark.sql.quiver.JavaLists
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
@@ -18,7 +19,8 @@ class MainJobSmokeSuite extends AnyFunSuite {
 
   test("dev/bench --quick finishes, the settings agree, and the report is written") {
     // dev/bench runs on the default profile's build only; the other builds compile its code.
-    val defaultLine = SupportedVersions.read(RepoRoot()).find(_.isDefault).map(_.line)
+    val defaultLine =
+      JavaLists.toSeq(SupportedVersions.read(RepoRoot.find())).find(_.isDefault).map(_.line)
     assume(
       defaultLine.contains(SPARK_VERSION.split('.').take(2).mkString(".")),
       s"the main job runs on Spark ${defaultLine.getOrElse("?")}'s build, not $SPARK_VERSION's"

@@ -37,7 +37,8 @@ object ArrowBroadcast {
   /**
    * Encodes `df` as Arrow on the executors, coalesces on the driver, and broadcasts it. Runs a job
    * to collect `df`. Fails with Spark's own error when `df` has 512,000,000 rows or more, or its
-   * streams take 8 GiB or more: the limits Spark puts on its broadcasts.
+   * streams take Spark's broadcast byte limit or more (`spark.sql.maxBroadcastTableSize` on Spark
+   * 4.1 and later, default 8 GiB; a fixed 8 GiB before): the limits Spark puts on its broadcasts.
    */
   def of(df: DataFrame): ArrowBroadcast = {
     QuiverConf.register()

@@ -4,6 +4,7 @@ import dev.quiver.annotation.Internal
 import dev.quiver.ipc.Coalescer
 import dev.quiver.spark.broadcast.ArrowBroadcast
 import org.apache.spark.SparkContext
+import org.apache.spark.internal.config.ConfigEntry
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.errors.QueryExecutionErrors
@@ -19,19 +20,34 @@ import org.apache.spark.sql.types.StructType
 object BroadcastBuilder {
 
   /**
-   * Spark's cap on the rows of one broadcast table (`BroadcastExchangeExec`, Spark 3.4 to 4.1).
-   * Like Spark, a table of exactly this many rows is refused.
+   * Spark's cap on the rows of one broadcast table (`BroadcastExchangeExec`), fixed and the same in
+   * every supported release, 3.4 to 4.2. (From 4.0 Spark lowers it for a hash relation not keyed
+   * by one long; an Arrow broadcast is no hash relation.) Like Spark, a table of exactly this many
+   * rows is refused.
    */
   val MaxTableRows: Long = 512000000L
 
-  /**
-   * Spark's cap on the bytes of one broadcast table: 8 GiB. Quiver applies it to the compressed
-   * streams it broadcasts (what every executor fetches); the decoded size on an executor is capped
-   * by `spark.quiver.broadcast.maxDecodedBytes`.
-   */
-  val MaxTableBytes: Long = 8L << 30
+  /** The key of Spark's cap on the bytes of one broadcast table, read by Spark 4.1 and later. */
+  val MaxTableSizeKey = "spark.sql.maxBroadcastTableSize"
 
-  def build(df: DataFrame): ArrowBroadcast = build(df, MaxTableRows, MaxTableBytes)
+  /** Spark's fixed cap on the bytes of one broadcast table before 4.1, and the key's default. */
+  val DefaultMaxTableBytes: Long = 8L << 30
+
+  /**
+   * Spark's cap on the bytes of one broadcast table, as the running release has it:
+   * `spark.sql.maxBroadcastTableSize` of `conf` on Spark 4.1 and later (default 8 GiB), the fixed
+   * 8 GiB of `BroadcastExchangeExec` on 3.4 to 4.0, whose Spark does not define the key (a value
+   * set for it there does nothing in Spark, so nothing here either). Quiver applies it to the
+   * compressed streams it broadcasts (what every executor fetches); the decoded size on an executor
+   * is capped by `spark.quiver.broadcast.maxDecodedBytes`.
+   */
+  def maxTableBytes(conf: SQLConf): Long =
+    if (SQLConf.containsConfigKey(MaxTableSizeKey)) {
+      // Through Spark's own entry, so with its parsing ("8g") and its default.
+      conf.getConf(ConfigEntry.findEntry(MaxTableSizeKey).asInstanceOf[ConfigEntry[Long]])
+    } else DefaultMaxTableBytes
+
+  def build(df: DataFrame): ArrowBroadcast = build(df, MaxTableRows, maxTableBytes(SQLConf.get))
 
   /** [[build]] with the limits as parameters, so that tests can use tiny ones. */
   private[quiver] def build(df: DataFrame, maxRows: Long, maxBytes: Long): ArrowBroadcast = {
@@ -59,7 +75,7 @@ object BroadcastBuilder {
    * they carry dictionaries), checks Spark's limits, and broadcasts the result.
    */
   def fromStreams(sc: SparkContext, schema: StructType, streams: Seq[Array[Byte]]): ArrowBroadcast =
-    fromStreams(sc, schema, streams, MaxTableRows, MaxTableBytes)
+    fromStreams(sc, schema, streams, MaxTableRows, maxTableBytes(SQLConf.get))
 
   private[quiver] def fromStreams(
       sc: SparkContext,

@@ -56,7 +56,7 @@ object QuiverConf {
           "only when free; retained broadcasts are released first when that memory runs low. " +
           "Executor-wide: read once per executor."
       )
-      .version("0.2.0")
+      .version("0.1.0")
       .booleanConf
       .createWithDefault(true)
 
@@ -67,7 +67,7 @@ object QuiverConf {
         "The most memory all retained decoded broadcasts may take on an executor together; " +
           "the least recently used idle ones go first. Executor-wide: read once per executor."
       )
-      .version("0.2.0")
+      .version("0.1.0")
       .longConf
       .checkValue(_ > 0, "must be positive")
       .createWithDefault(1L << 30)

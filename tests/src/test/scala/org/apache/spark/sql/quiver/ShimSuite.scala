@@ -33,7 +33,8 @@ class ShimSuite extends AnyFunSuite with QuiverSparkSession {
     }
     assert(e.getMessage.contains("Spark 2.4.8"))
     // The list the loader read from its resource is pom.xml's, on every profile's artifact.
-    assert(SparkShims.SupportedLines == SupportedVersions.read(RepoRoot()).map(_.line))
+    val pomLines = JavaLists.toSeq(SupportedVersions.read(RepoRoot.find())).map(_.line)
+    assert(SparkShims.SupportedLines == pomLines)
     SparkShims.SupportedLines.foreach(line => assert(e.getMessage.contains(line)))
   }
 

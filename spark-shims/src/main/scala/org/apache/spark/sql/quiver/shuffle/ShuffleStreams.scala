@@ -30,7 +30,7 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockChunkId, S
  *     hostile input: CVE-2025-12183); one Spark's snappy codec compressed, by Quiver's snappy
  *     reader (snappy-java's allocates hostile chunk lengths before reading them).
  *
- * The reader is built the way `SortShuffleManager.getReader` builds it (Spark 3.4 to 4.1 alike:
+ * The reader is built the way `SortShuffleManager.getReader` builds it (Spark 3.4 to 4.2 alike:
  * `getMapSizesByExecutorId`, or `getPushBasedShuffleMapSizesByExecutorId` for push-based
  * shuffles, and a `BlockStoreShuffleReader` over them), with Quiver's `SerializerManager`. Batch
  * fetching stays off, as `getReader` leaves it for a single reduce partition. Under any other
@@ -149,7 +149,7 @@ final private[shuffle] class SegmentLengths(
 /**
  * Spark's `SerializerManager` for the streams of a Quiver exchange's reduce side, as
  * `BlockStoreShuffleReader` uses it (`wrapStream(blockId, in)` on each fetched stream, nothing
- * else, in Spark 3.4 to 4.1). Order as in Spark: the raw segment (checked for its exact length
+ * else, in Spark 3.4 to 4.2). Order as in Spark: the raw segment (checked for its exact length
  * here), then decryption by Spark when IO encryption is on, then decompression when
  * `spark.shuffle.compress` is on. Decrypted bytes are no more trusted than the raw ones (Spark's
  * IO encryption is not authenticated), so Quiver's readers decompress them too.

@@ -8,6 +8,7 @@ import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.errors.QueryExecutionErrors
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.functions.{broadcast, col, lit}
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.quiver.{
   BroadcastBuilder,
   QuiverConf,
@@ -15,6 +16,7 @@ import org.apache.spark.sql.quiver.{
   SparkRows,
   TaskAccumulables
 }
+import org.apache.spark.sql.quiver.shim.SparkShims
 import org.apache.spark.sql.types.StructType
 import org.scalatest.BeforeAndAfterEach
 import org.scalatest.funsuite.AnyFunSuite
@@ -407,14 +409,14 @@ class JoinSuite extends AnyFunSuite with QuiverSparkSession with BeforeAndAfterE
   }
 
   test("a build side at Spark's broadcast limits fails with Spark's error") {
-    val within =
-      BroadcastBuilder.build(build, maxRows = 901, maxBytes = BroadcastBuilder.MaxTableBytes)
+    val maxBytes = BroadcastBuilder.maxTableBytes(SQLConf.get)
+    val within = BroadcastBuilder.build(build, maxRows = 901, maxBytes = maxBytes)
     assert(within.rows == 900)
     val bytes = within.bytes
     within.value.destroy()
 
     val tooManyRows = intercept[Throwable] {
-      BroadcastBuilder.build(build, maxRows = 900, maxBytes = BroadcastBuilder.MaxTableBytes)
+      BroadcastBuilder.build(build, maxRows = 900, maxBytes = maxBytes)
     }
     val rowsError = QueryExecutionErrors.cannotBroadcastTableOverMaxTableRowsError(900, 900)
     assert(tooManyRows.getClass == rowsError.getClass)
@@ -426,6 +428,30 @@ class JoinSuite extends AnyFunSuite with QuiverSparkSession with BeforeAndAfterE
     val bytesError = QueryExecutionErrors.cannotBroadcastTableOverMaxTableBytesError(bytes, bytes)
     assert(tooManyBytes.getClass == bytesError.getClass)
     assert(tooManyBytes.getMessage == bytesError.getMessage)
+    assertNothingLeft()
+  }
+
+  test("the byte limit is spark.sql.maxBroadcastTableSize where Spark reads it, else 8 GiB") {
+    // Spark 4.1 added the setting; 3.4 to 4.0 have a fixed 8 GiB and ignore the key.
+    val line = SparkShims.sparkLine(SPARK_VERSION).split('.').map(_.toInt)
+    val configurable = line(0) > 4 || (line(0) == 4 && line(1) >= 1)
+    assert(BroadcastBuilder.maxTableBytes(SQLConf.get) == 8L << 30)
+    val bytes = {
+      val within = BroadcastBuilder.build(build)
+      try within.bytes
+      finally within.value.destroy()
+    }
+    spark.conf.set(BroadcastBuilder.MaxTableSizeKey, bytes.toString)
+    try {
+      assert(BroadcastBuilder.maxTableBytes(SQLConf.get) == (if (configurable) bytes else 8L << 30))
+      if (configurable) {
+        val tooManyBytes = intercept[Throwable](BroadcastBuilder.build(build))
+        val bytesError =
+          QueryExecutionErrors.cannotBroadcastTableOverMaxTableBytesError(bytes, bytes)
+        assert(tooManyBytes.getClass == bytesError.getClass)
+        assert(tooManyBytes.getMessage == bytesError.getMessage)
+      } else BroadcastBuilder.build(build).value.destroy()
+    } finally spark.conf.unset(BroadcastBuilder.MaxTableSizeKey)
     assertNothingLeft()
   }
 
