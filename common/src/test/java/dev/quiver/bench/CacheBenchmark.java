@@ -255,22 +255,12 @@ public class CacheBenchmark {
 
   @Benchmark
   public long singleTaskDecode(Single s, InvocationCpu cpu) throws IOException {
-    cpu.start();
-    try {
-      return s.task(s.cold);
-    } finally {
-      cpu.stop();
-    }
+    return cpu.count(() -> s.task(s.cold));
   }
 
   @Benchmark
   public long singleTaskView(Single s, InvocationCpu cpu) throws IOException {
-    cpu.start();
-    try {
-      return s.task(s.warm);
-    } finally {
-      cpu.stop();
-    }
+    return cpu.count(() -> s.task(s.warm));
   }
 
   @Benchmark

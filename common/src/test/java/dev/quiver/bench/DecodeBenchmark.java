@@ -137,55 +137,39 @@ public class DecodeBenchmark {
   /** Decompress, decode into Arrow buffers, release them. */
   @Benchmark
   public long decode(InvocationCpu cpu) throws IOException {
-    cpu.start();
-    try (DecodedStream decoded = decodeLz4()) {
-      return decoded.rowCount();
-    } finally {
-      cpu.stop();
-    }
+    return cpu.count(() -> rowsThenClose(decodeLz4()));
   }
 
   /** {@link #decode} with the lz4 bytes read as Spark's own codec reads them. */
   @Benchmark
   public long decodeSparkLz4(InvocationCpu cpu) throws IOException {
-    cpu.start();
-    try (DecodedStream decoded = ArrowIpc.decode(lz4Stream, SPARK_LZ4, allocator, "bench")) {
-      return decoded.rowCount();
-    } finally {
-      cpu.stop();
-    }
+    return cpu.count(
+        () -> rowsThenClose(ArrowIpc.decode(lz4Stream, SPARK_LZ4, allocator, "bench")));
   }
 
   /** The same IPC stream without compression: the IPC decode alone. */
   @Benchmark
   public long decodeUncompressed(InvocationCpu cpu) throws IOException {
-    cpu.start();
-    try (DecodedStream decoded = ArrowIpc.decode(rawStream, StreamCodec.NONE, allocator, "bench")) {
-      return decoded.rowCount();
-    } finally {
-      cpu.stop();
-    }
+    return cpu.count(
+        () -> rowsThenClose(ArrowIpc.decode(rawStream, StreamCodec.NONE, allocator, "bench")));
   }
 
   /** The floor: the lz4 bytes decompressed into a byte array, nothing else. */
   @Benchmark
   public int lz4Floor(InvocationCpu cpu) throws IOException {
-    cpu.start();
-    try {
-      return decompressAll(SparkStreamCodec.LZ4);
-    } finally {
-      cpu.stop();
-    }
+    return cpu.count(() -> decompressAll(SparkStreamCodec.LZ4));
   }
 
   /** {@link #lz4Floor} through Spark's own codec's reader. */
   @Benchmark
   public int lz4FloorSparkLz4(InvocationCpu cpu) throws IOException {
-    cpu.start();
-    try {
-      return decompressAll(SPARK_LZ4);
-    } finally {
-      cpu.stop();
+    return cpu.count(() -> decompressAll(SPARK_LZ4));
+  }
+
+  /** The rows of a stream just decoded; its buffers are released before this returns. */
+  private static long rowsThenClose(DecodedStream decoded) {
+    try (decoded) {
+      return decoded.rowCount();
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.quiver.bench;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import org.openjdk.jmh.annotations.AuxCounters;
@@ -40,6 +41,22 @@ public class InvocationCpu {
   public void reset() {
     invocations = 0;
     nanos = 0;
+  }
+
+  /** A benchmark's body, whose CPU time {@link #count} adds up. */
+  @FunctionalInterface
+  interface Body<T> {
+    T run() throws IOException;
+  }
+
+  /** Runs {@code body} and counts the CPU time it took, also when it throws. */
+  <T> T count(Body<T> body) throws IOException {
+    start();
+    try {
+      return body.run();
+    } finally {
+      stop();
+    }
   }
 
   void start() {

@@ -130,15 +130,14 @@ class DecodedBroadcastCacheLoggingTest extends CacheTestBase {
     IpcFormatException refused =
         assertThrows(IpcFormatException.class, () -> cache.open(damaged, task, true));
 
-    List<LogCapture.Event> warnings = warnings(cacheLog);
-    assertEquals(1, warnings.size(), () -> cacheLog.events().toString());
-    assertMatches(
-        "Refused broadcast 43 for task "
-            + task.attemptId()
-            + " after \\d+ ms: Cannot decode Arrow IPC stream \\(broadcast 43, stream 1\\) .*",
-        warnings.get(0).message);
-    assertTrue(warnings.get(0).message.endsWith(refused.getMessage()));
-    assertNull(warnings.get(0).throwable, "the failing task carries the trace to Spark's log");
+    LogCapture.Event warning =
+        onlyWarningMatching(
+            "Refused broadcast 43 for task "
+                + task.attemptId()
+                + " after \\d+ ms: Cannot decode Arrow IPC stream"
+                + " \\(broadcast 43, stream 1\\) .*");
+    assertTrue(warning.message.endsWith(refused.getMessage()));
+    assertNull(warning.throwable, "the failing task carries the trace to Spark's log");
     assertTrue(cacheLog.at(Level.INFO).isEmpty());
     // Stream 0 decoded (a TRACE line); the refusal of stream 1 is the cache's line alone.
     assertTrue(
@@ -164,15 +163,13 @@ class DecodedBroadcastCacheLoggingTest extends CacheTestBase {
       read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
     }
 
-    List<LogCapture.Event> warnings = warnings(cacheLog);
-    assertEquals(1, warnings.size(), () -> cacheLog.events().toString());
-    assertMatches(
-        "Decoding broadcast 44 for task "
-            + failing.attemptId()
-            + " failed after \\d+ ms; 2 waiting tasks decode it for themselves",
-        warnings.get(0).message);
+    LogCapture.Event warning =
+        onlyWarningMatching(
+            "Decoding broadcast 44 for task "
+                + failing.attemptId()
+                + " failed after \\d+ ms; 2 waiting tasks decode it for themselves");
     assertInstanceOf(ScriptedDecoder.InjectedFailure.class, failure.getCause());
-    assertSame(failure.getCause(), warnings.get(0).throwable, "the cause goes with the line");
+    assertSame(failure.getCause(), warning.throwable, "the cause goes with the line");
     List<String> info = cacheLog.at(Level.INFO);
     assertEquals(2, info.size(), info::toString);
     for (FakeTask waiter : waiters) {
@@ -224,6 +221,14 @@ class DecodedBroadcastCacheLoggingTest extends CacheTestBase {
     Consumer.CLOSES_EACH_VIEW.consume(cache.open(broadcast, task, true), broadcast, null);
     task.complete();
     assertTrue(cacheLog.events().isEmpty());
+  }
+
+  /** The cache's one warning (or error), checked to match {@code regex}. */
+  private LogCapture.Event onlyWarningMatching(String regex) {
+    List<LogCapture.Event> warnings = warnings(cacheLog);
+    assertEquals(1, warnings.size(), () -> cacheLog.events().toString());
+    assertMatches(regex, warnings.get(0).message);
+    return warnings.get(0);
   }
 
   private static List<LogCapture.Event> warnings(LogCapture capture) {

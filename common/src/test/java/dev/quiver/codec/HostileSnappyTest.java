@@ -19,6 +19,7 @@ import java.nio.ByteOrder;
 import java.util.Random;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.ThrowingSupplier;
 import org.xerial.snappy.Snappy;
 import org.xerial.snappy.SnappyFramedOutputStream;
 import org.xerial.snappy.SnappyInputStream;
@@ -75,16 +76,11 @@ class HostileSnappyTest {
     }
 
     byte[] hostile = Bytes.concat(HEADER, bigEndian((512 << 20) - 1), new byte[100]);
-    before = MemoryProbe.threadHeapAllocated();
-    EOFException e =
-        assertThrows(EOFException.class, () -> readAll(SnappyStreams.sparkStream(in(hostile))));
-    assertSmallAllocation(before);
-    assertTrue(
-        e.getMessage()
-            .equals(
-                "The snappy-java stream ended inside chunk 1 (which starts at stream offset 16):"
-                    + " reading the chunk's compressed bytes needed 536870911 bytes, got 100"),
-        e.getMessage());
+    assertRefusedBeforeAllocating(
+        EOFException.class,
+        () -> SnappyStreams.sparkStream(in(hostile)),
+        "The snappy-java stream ended inside chunk 1 (which starts at stream offset 16):"
+            + " reading the chunk's compressed bytes needed 536870911 bytes, got 100");
   }
 
   /** A 5-byte chunk whose varint declares 1 GiB: refused before the output is allocated. */
@@ -92,17 +88,12 @@ class HostileSnappyTest {
   void aHostileUncompressedLengthIsRefusedBeforeAllocating() throws IOException {
     byte[] varint = {(byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0x04, 0, 0, 0};
     byte[] hostile = Bytes.concat(HEADER, bigEndian(varint.length), varint);
-    long before = MemoryProbe.threadHeapAllocated();
-    IOException e =
-        assertThrows(IOException.class, () -> readAll(SnappyStreams.sparkStream(in(hostile))));
-    assertSmallAllocation(before);
-    assertTrue(
-        e.getMessage()
-            .equals(
-                "Corrupt snappy-java stream: chunk 1 at stream offset 16: it declares 1073741824"
-                    + " uncompressed bytes, more than its 8 compressed bytes can hold (at most"
-                    + " 171)"),
-        e.getMessage());
+    assertRefusedBeforeAllocating(
+        IOException.class,
+        () -> SnappyStreams.sparkStream(in(hostile)),
+        "Corrupt snappy-java stream: chunk 1 at stream offset 16: it declares 1073741824"
+            + " uncompressed bytes, more than its 8 compressed bytes can hold (at most"
+            + " 171)");
   }
 
   @Test
@@ -117,16 +108,11 @@ class HostileSnappyTest {
   void aFramedChunkOverTheFormatsLimitIsRefusedBeforeReading() throws IOException {
     byte[] hostile =
         Bytes.concat(identifier(), new byte[] {0x00, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF});
-    long before = MemoryProbe.threadHeapAllocated();
-    IOException e =
-        assertThrows(IOException.class, () -> readAll(SnappyStreams.framed(in(hostile))));
-    assertSmallAllocation(before);
-    assertTrue(
-        e.getMessage()
-            .equals(
-                "Corrupt Snappy framed stream: chunk 1 at stream offset 10: compressed chunk"
-                    + " length 16777215 is outside the format's 4 to 76494"),
-        e.getMessage());
+    assertRefusedBeforeAllocating(
+        IOException.class,
+        () -> SnappyStreams.framed(in(hostile)),
+        "Corrupt Snappy framed stream: chunk 1 at stream offset 10: compressed chunk"
+            + " length 16777215 is outside the format's 4 to 76494");
   }
 
   @Test
@@ -149,6 +135,18 @@ class HostileSnappyTest {
             IOException.class,
             () -> readAll(SnappyStreams.framed(in(Bytes.concat(identifier(), chunk)))));
     assertTrue(e.getMessage().endsWith("its checksum does not match its data"), e.getMessage());
+  }
+
+  /**
+   * Reads the stream {@code open} returns, expecting it refused with exactly {@code message}, and
+   * checks that the refusal came before any large allocation.
+   */
+  private static void assertRefusedBeforeAllocating(
+      Class<? extends IOException> refusal, ThrowingSupplier<InputStream> open, String message) {
+    long before = MemoryProbe.threadHeapAllocated();
+    IOException e = assertThrows(refusal, () -> readAll(open.get()));
+    assertSmallAllocation(before);
+    assertTrue(e.getMessage().equals(message), e.getMessage());
   }
 
   private static void assertSmallAllocation(long before) {

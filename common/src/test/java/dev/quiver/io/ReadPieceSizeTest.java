@@ -8,9 +8,11 @@ import dev.quiver.testing.Bytes;
 import dev.quiver.testing.CountingInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.ReadableByteChannel;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,22 +27,16 @@ class ReadPieceSizeTest {
 
   @Test
   void piecewiseInputChannelReadsLargePiecesWithoutAvailable() throws IOException {
-    CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
     ByteBuffer dst = ByteBuffer.allocate(SIZE);
-    try (ReadableByteChannel channel = new PiecewiseInputChannel(counting)) {
-      drain(channel, dst);
-    }
+    CountingInputStream counting = drainThrough(PiecewiseInputChannel::new, dst);
     assertArrayEquals(data, dst.array());
     assertPiecesAreLargeAndNoAvailableCalls(counting);
   }
 
   @Test
   void piecewiseInputChannelIntoDirectBufferReadsLargePiecesWithoutAvailable() throws IOException {
-    CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
     ByteBuffer dst = ByteBuffer.allocateDirect(SIZE);
-    try (ReadableByteChannel channel = new PiecewiseInputChannel(counting)) {
-      drain(channel, dst);
-    }
+    CountingInputStream counting = drainThrough(PiecewiseInputChannel::new, dst);
     assertEquals(ByteBuffer.wrap(data), dst.flip());
     assertPiecesAreLargeAndNoAvailableCalls(counting);
   }
@@ -68,16 +64,26 @@ class ReadPieceSizeTest {
   /** Proves the counter works: the JDK's channel asks for available() and reads 8 KiB at most. */
   @Test
   void jdkChannelCallsAvailableAndReadsSmallPieces() throws IOException {
-    CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
     ByteBuffer dst = ByteBuffer.allocate(SIZE);
-    try (ReadableByteChannel channel = Channels.newChannel(counting)) {
-      drain(channel, dst);
-    }
+    CountingInputStream counting = drainThrough(Channels::newChannel, dst);
     assertArrayEquals(data, dst.array());
     assertTrue(counting.counts().availableCalls() > 0, "JDK channel should call available()");
     assertTrue(
         counting.counts().largestRequested() <= JDK_CHANNEL_PIECE,
         "largest " + counting.counts().largestRequested());
+  }
+
+  /**
+   * Reads {@link #data} to its end into {@code dst} through the channel {@code open} makes of the
+   * stream, and returns the counts of the calls the channel made on that stream.
+   */
+  private CountingInputStream drainThrough(
+      Function<InputStream, ReadableByteChannel> open, ByteBuffer dst) throws IOException {
+    CountingInputStream counting = new CountingInputStream(new ByteArrayInputStream(data));
+    try (ReadableByteChannel channel = open.apply(counting)) {
+      drain(channel, dst);
+    }
+    return counting;
   }
 
   private static void drain(ReadableByteChannel channel, ByteBuffer dst) throws IOException {

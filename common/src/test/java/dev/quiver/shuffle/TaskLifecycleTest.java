@@ -41,11 +41,16 @@ class TaskLifecycleTest {
     }
   }
 
+  /** {@link #threeBlocks} as a stream that counts the calls made on it and sees its close. */
+  private static CountingInputStream threeBlocksCounted(BufferAllocator allocator)
+      throws IOException {
+    return new CountingInputStream(new ByteArrayInputStream(threeBlocks(allocator)));
+  }
+
   @Test
   void killedTaskStopsTheDecoderAtTheNextBlock(BufferAllocator allocator) throws IOException {
     FakeTask task = new FakeTask();
-    CountingInputStream in =
-        new CountingInputStream(new ByteArrayInputStream(threeBlocks(allocator)));
+    CountingInputStream in = threeBlocksCounted(allocator);
     ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task);
     assertEquals(1, task.pendingListeners(), "registers to be closed at completion");
     assertTrue(decoder.next());
@@ -64,8 +69,7 @@ class TaskLifecycleTest {
   @Test
   void killedTaskStopsTheRawIteratorAtTheNextBlock(BufferAllocator allocator) throws IOException {
     FakeTask task = new FakeTask();
-    CountingInputStream in =
-        new CountingInputStream(new ByteArrayInputStream(threeBlocks(allocator)));
+    CountingInputStream in = threeBlocksCounted(allocator);
     RawBlockIterator raw = new RawBlockIterator(in, task);
     assertTrue(raw.next());
     task.kill("stage cancelled");
@@ -96,8 +100,7 @@ class TaskLifecycleTest {
   @Test
   void completionClosesTheStreamAndTheCurrentBatch(BufferAllocator allocator) throws IOException {
     FakeTask task = new FakeTask();
-    CountingInputStream in =
-        new CountingInputStream(new ByteArrayInputStream(threeBlocks(allocator)));
+    CountingInputStream in = threeBlocksCounted(allocator);
     ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task);
     assertTrue(decoder.next());
     assertTrue(allocator.getAllocatedMemory() > 0);

@@ -26,27 +26,32 @@ class ShuffleCorruptionSuite extends AnyFunSuite with ShuffleTestSupport {
     failure.getMessage
   }
 
-  test("a flipped codec tag fails the task with the corruption error naming the block") {
+  /**
+   * [[readAfter]] with one byte of the second block flipped: the byte `at` bytes into the block,
+   * xor `mask`. Returns why the task failed and the offset of the block in its stream.
+   */
+  private def readWithSecondBlockFlipped(decoding: Boolean, at: Int, mask: Int): (String, Int) = {
     var second = 0
-    val message = readAfter(decoding = true) { blocks =>
+    val message = readAfter(decoding) { blocks =>
       second = blockStarts(blocks)(1)
       val changed = blocks.clone()
-      changed(second + 16) = (changed(second + 16) ^ 0x20).toByte // "NONE" -> "nONE"
+      changed(second + at) = (changed(second + at) ^ mask).toByte
       changed
     }
+    (message, second)
+  }
+
+  test("a flipped codec tag fails the task with the corruption error naming the block") {
+    // "NONE" -> "nONE"
+    val (message, second) = readWithSecondBlockFlipped(decoding = true, at = 16, mask = 0x20)
     assert(message.contains("ShuffleCorruptionException"), message)
     assert(message.contains(s"Corrupt shuffle block 1 at stream offset $second"), message)
     assert(message.contains("is not a known codec"), message)
   }
 
   test("a flipped length fails the raw-block path before anything is allocated for it") {
-    var second = 0
-    val message = readAfter(decoding = false) { blocks =>
-      second = blockStarts(blocks)(1)
-      val changed = blocks.clone()
-      changed(second + 7) = (changed(second + 7) ^ 0x80).toByte // the top bit: a negative length
-      changed
-    }
+    // The top bit: a negative length.
+    val (message, second) = readWithSecondBlockFlipped(decoding = false, at = 7, mask = 0x80)
     assert(message.contains("ShuffleCorruptionException"), message)
     assert(message.contains(s"Corrupt shuffle block 1 at stream offset $second"), message)
     assert(message.contains("is negative"), message)
