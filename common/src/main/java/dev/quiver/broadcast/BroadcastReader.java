@@ -41,7 +41,7 @@ public final class BroadcastReader implements AutoCloseable {
   private final List<AutoCloseable> viewResources = new ArrayList<>();
   // Views the consumer kept past next(), with what was tied to them; closed with the reader.
   private final List<AutoCloseable> keptViews = new ArrayList<>();
-  private final DerivedValueSource derivedValues;
+  private final HeldEntry entry;
   private final Served served;
   private final long decodeNanos;
   private long waitNanos;
@@ -76,31 +76,45 @@ public final class BroadcastReader implements AutoCloseable {
     RETAINED
   }
 
-  /** Where a reader's derived values come from: its task's hold on the cache's entry. */
-  interface DerivedValueSource {
+  /**
+   * The task's hold on the cache's entry, where a reader's derived values and further holds come
+   * from.
+   */
+  interface HeldEntry {
     <T> T derived(Object key, Derivation<T> derivation) throws IOException;
+
+    BroadcastHold holdAgain(String holder);
   }
 
-  /** For the reader a {@link Derivation} builds from: it cannot ask for a derived value. */
-  static final DerivedValueSource NO_DERIVED_VALUES =
-      new DerivedValueSource() {
+  /**
+   * For the reader a {@link Derivation} builds from: it cannot ask for a derived value, nor hold
+   * the broadcast past the build.
+   */
+  static final HeldEntry BUILDING_DERIVATION =
+      new HeldEntry() {
         @Override
         public <T> T derived(Object key, Derivation<T> derivation) {
           throw new IllegalStateException(
               "a derivation cannot ask for a derived value (key " + key + ") while it builds one");
+        }
+
+        @Override
+        public BroadcastHold holdAgain(String holder) {
+          throw new IllegalStateException(
+              "a derivation cannot hold the broadcast (for " + holder + ") while it builds");
         }
       };
 
   BroadcastReader(
       DecodedBroadcast broadcast,
       BufferAllocator viewAllocator,
-      DerivedValueSource derivedValues,
+      HeldEntry entry,
       Served served,
       long decodeNanos,
       long waitNanos) {
     this.broadcast = broadcast;
     this.viewAllocator = viewAllocator;
-    this.derivedValues = derivedValues;
+    this.entry = entry;
     this.served = served;
     this.decodeNanos = decodeNanos;
     this.waitNanos = waitNanos;
@@ -231,7 +245,22 @@ public final class BroadcastReader implements AutoCloseable {
     Preconditions.checkState(!closed, "broadcast reader is closed");
     Preconditions.checkNotNull(key, "key");
     Preconditions.checkNotNull(derivation, "derivation");
-    return derivedValues.derived(key, derivation);
+    return entry.derived(key, derivation);
+  }
+
+  /**
+   * Holds the decoded broadcast for {@code holder} until the returned hold is closed, past this
+   * task's end if need be: for a consumer that keeps buffers of the broadcast after the task, such
+   * as native code the batches were exported to. The batches ({@link #currentBatch()}) and every
+   * buffer of the entry stay valid while the hold is open; views the consumer made from this
+   * reader's allocator it must release before closing the hold.
+   *
+   * @param holder who holds, for the logs and for leak reports at the cache's close
+   */
+  public BroadcastHold hold(String holder) {
+    Preconditions.checkState(!closed, "broadcast reader is closed");
+    Preconditions.checkNotNull(holder, "holder");
+    return entry.holdAgain(holder);
   }
 
   /**

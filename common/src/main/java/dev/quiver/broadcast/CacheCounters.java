@@ -24,6 +24,7 @@ public final class CacheCounters {
   final AtomicLong derivedBuilds = new AtomicLong();
   final AtomicLong derivedReuses = new AtomicLong();
   final AtomicLong failedDerivations = new AtomicLong();
+  final AtomicLong doubleReleases = new AtomicLong();
   private final Map<Eviction, AtomicLong> evictions = new EnumMap<>(Eviction.class);
 
   // Gauges, changed under the cache's monitor.
@@ -98,6 +99,14 @@ public final class CacheCounters {
   /** Builds of derived values that threw (not cached; the next task to ask builds again). */
   public long failedDerivations() {
     return failedDerivations.get();
+  }
+
+  /**
+   * Closes of a {@link BroadcastHold} already closed: each one a consumer's bug, reported and
+   * otherwise ignored.
+   */
+  public long doubleReleases() {
+    return doubleReleases.get();
   }
 
   /** Idle entries evicted for {@code cause}. */

@@ -136,7 +136,7 @@ final class DecodeLog {
   /** A shared entry kept past its last holder. */
   static void retained(long broadcastId, long bytes, long totalRetained) {
     LOG.debug(
-        "Retained broadcast {} ({} bytes, {} bytes retained in all): its last task completed",
+        "Retained broadcast {} ({} bytes, {} bytes retained in all): its last holder is gone",
         broadcastId,
         bytes,
         totalRetained);
@@ -154,7 +154,18 @@ final class DecodeLog {
 
   /** A decoded broadcast freed, its last holder gone. */
   static void released(long broadcastId, long bytes) {
-    LOG.debug("Released broadcast {} ({} bytes): its last task completed", broadcastId, bytes);
+    LOG.debug("Released broadcast {} ({} bytes): its last holder is gone", broadcastId, bytes);
+  }
+
+  /** A {@link BroadcastHold} closed again: the consumer's bug, reported with where it happened. */
+  static void doubleRelease(BroadcastHold hold) {
+    LOG.warn(
+        "Ignored a second release of the {}", hold, new IllegalStateException("released again"));
+  }
+
+  /** A {@link BroadcastHold} still open as the cache closes: its entry will never be freed. */
+  static void leakedHold(BroadcastHold hold) {
+    LOG.warn("Leaked the {}: never released, it keeps the decoded broadcast allocated", hold);
   }
 
   /**

@@ -9,6 +9,8 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.util.AutoCloseables;
@@ -112,6 +114,9 @@ public final class DecodedBroadcastCache {
   /** The idle retained entries, least recently used first. */
   @GuardedBy("this")
   private final LinkedHashMap<Long, CacheEntry> retained = new LinkedHashMap<>();
+
+  /** The holds readers gave out ({@link BroadcastReader#hold(String)}) and not yet closed. */
+  private final Set<BroadcastHold> outstandingHolds = ConcurrentHashMap.newKeySet();
 
   /** Set by {@link #close()}: from then on nothing is retained. */
   @GuardedBy("this")
@@ -441,7 +446,7 @@ public final class DecodedBroadcastCache {
    * completion or earlier (a waiter that will not share the entry), closing the task's reader
    * first.
    */
-  private final class Hold implements BroadcastReader.DerivedValueSource {
+  private final class Hold implements BroadcastReader.HeldEntry {
     final CacheEntry entry;
     private final TaskScope task;
     private final AtomicBoolean released = new AtomicBoolean();
@@ -466,6 +471,30 @@ public final class DecodedBroadcastCache {
     @Override
     public <T> T derived(Object key, Derivation<T> derivation) throws IOException {
       return derive(entry, task, reader, key, derivation);
+    }
+
+    @Override
+    public BroadcastHold holdAgain(String holder) {
+      synchronized (DecodedBroadcastCache.this) {
+        // This task's own hold keeps the entry SHARED or PRIVATE until this one is taken.
+        hold(entry);
+      }
+      BroadcastHold[] taken = new BroadcastHold[1];
+      taken[0] =
+          new BroadcastHold(
+              entry.broadcastId,
+              task.attemptId(),
+              holder,
+              () -> {
+                outstandingHolds.remove(taken[0]);
+                DecodedBroadcastCache.this.release(entry);
+              },
+              () -> {
+                counters.doubleReleases.incrementAndGet();
+                DecodeLog.doubleRelease(taken[0]);
+              });
+      outstandingHolds.add(taken[0]);
+      return taken[0];
     }
 
     void release() {
@@ -637,10 +666,22 @@ public final class DecodedBroadcastCache {
   }
 
   /**
-   * Frees every idle entry and retains nothing from now on. Entries that tasks still hold are freed
-   * when their last holder completes; the cache still serves opens, without retention.
+   * The holds readers gave out ({@link BroadcastReader#hold(String)}) that are still open, in no
+   * particular order.
+   */
+  public List<BroadcastHold> outstandingHolds() {
+    return new ArrayList<>(outstandingHolds);
+  }
+
+  /**
+   * Frees every idle entry and retains nothing from now on. Entries that tasks or holds still hold
+   * are freed at their last release; the cache still serves opens, without retention. Holds still
+   * open are logged as leaks, naming the broadcast, the task and the holder.
    */
   public void close() {
+    for (BroadcastHold leaked : outstandingHolds) {
+      DecodeLog.leakedHold(leaked);
+    }
     List<Evicted> evicted = new ArrayList<>();
     synchronized (this) {
       closed = true;

@@ -200,7 +200,7 @@ final class DerivedValues {
           new BroadcastReader(
               decoded,
               entryAllocator,
-              BroadcastReader.NO_DERIVED_VALUES,
+              BroadcastReader.BUILDING_DERIVATION,
               asker.served(),
               asker.decodeNanos(),
               asker.waitNanos())) {

@@ -92,7 +92,7 @@ class DecodedBroadcastCacheLoggingTest extends CacheTestBase {
 
     complete(first, second);
     assertEquals(
-        "Released broadcast 41 (" + decodedBytes + " bytes): its last task completed",
+        "Released broadcast 41 (" + decodedBytes + " bytes): its last holder is gone",
         last(cacheLog.at(Level.DEBUG)));
   }
 

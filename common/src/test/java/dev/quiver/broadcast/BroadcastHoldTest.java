@@ -1,0 +1,214 @@
+package dev.quiver.broadcast;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.quiver.testing.FakeTask;
+import dev.quiver.testing.LogCapture;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.junit.jupiter.api.Test;
+import org.slf4j.event.Level;
+
+/**
+ * Holds that outlive their task ({@link BroadcastReader#hold(String)}): the entry, its buffers and
+ * its storage memory stay until the last one is closed, whatever happened meanwhile.
+ */
+class BroadcastHoldTest extends RetentionTestBase {
+
+  /** A task that opens broadcast 1 and stays on its first batch, holding it for a consumer. */
+  private final class HoldingTask {
+    final FakeTask task = new FakeTask();
+    final BroadcastReader reader;
+    final ArrowRecordBatch batch;
+    final BroadcastHold hold;
+
+    HoldingTask(String holder) throws Exception {
+      reader = cache.open(first, task, true);
+      assertTrue(reader.next());
+      batch = reader.currentBatch();
+      hold = reader.hold(holder);
+    }
+  }
+
+  private long holders(long id) {
+    CacheSnapshot.EntryState e = entry(id);
+    return e == null ? -1 : e.holders();
+  }
+
+  /** The batch's buffers are still allocated: none has been freed under the hold. */
+  private static void assertLive(ArrowRecordBatch batch) {
+    for (ArrowBuf buffer : batch.getBuffers()) {
+      assertTrue(buffer.refCnt() > 0, "a buffer of a held batch was freed");
+    }
+  }
+
+  @Test
+  void aHoldKeepsTheEntryPastItsTaskAndItsStorageMemoryUntilReleased() throws Exception {
+    retainingCache(10 * size, 100 * size);
+    HoldingTask held = new HoldingTask("consumer 1");
+    assertEquals(2, holders(1), "the task and its hold");
+
+    held.task.complete();
+    assertEquals(1, holders(1), "the hold outlives the task");
+    assertFalse(entry(1).retained(), "a held entry is not retained");
+    assertEquals(0, memory.used(), "a held entry's bytes are its holders', not storage memory's");
+    assertLive(held.batch);
+    assertEquals(List.of(held.hold), cache.outstandingHolds());
+
+    held.hold.close();
+    assertTrue(held.hold.isReleased());
+    assertTrue(entry(1).retained(), "idle after its last hold, the entry is retained");
+    assertEquals(size, memory.used());
+    assertTrue(cache.outstandingHolds().isEmpty());
+    closeAndAssertAllFreed();
+  }
+
+  @Test
+  void aDroppedEntryGoesAtItsLastReleaseNotBefore() throws Exception {
+    retainingCache(10 * size, 100 * size);
+    HoldingTask held = new HoldingTask("consumer");
+    held.task.complete();
+    live.remove(1L);
+    cache.drop(1);
+    cache.checkRetained();
+    assertEquals(1, holders(1), "a drop only marks a held entry");
+    assertLive(held.batch);
+
+    held.hold.close();
+    assertNull(entry(1), "freed at its last release, not retained");
+    assertEquals(0, memory.used());
+    closeAndAssertAllFreed();
+  }
+
+  @Test
+  void pressureNeverEvictsAHeldEntryAndItsBytesGoAtTheLastRelease() throws Exception {
+    retainingCache(10 * size, 100 * size);
+    HoldingTask held = new HoldingTask("consumer");
+    held.task.complete();
+    long sparkBlocks = 100 * size - size / 2;
+    assertTrue(memory.tryAcquire(-1, sparkBlocks));
+    assertTrue(memory.underPressure());
+    cache.checkRetained();
+    assertEquals(1, holders(1), "pressure evicts idle entries only");
+    assertLive(held.batch);
+
+    held.hold.close();
+    assertNull(entry(1), "under pressure, its last release frees it rather than retain it");
+    assertEquals(sparkBlocks, memory.used(), "nothing of the entry left in storage memory");
+    memory.release(-1, sparkBlocks);
+    closeAndAssertAllFreed();
+  }
+
+  @Test
+  void aSecondReleaseIsReportedAndEndsNoOtherHold() throws Exception {
+    HoldingTask held = new HoldingTask("consumer");
+    BroadcastHold other = held.reader.hold("another consumer");
+    held.task.complete();
+    try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {
+      held.hold.close();
+      held.hold.close();
+      assertEquals(1, cache.counters().doubleReleases());
+      assertEquals(1, holders(1), "the second release ended nothing");
+      assertLive(held.batch);
+      List<String> warnings = log.at(Level.WARN);
+      assertEquals(1, warnings.size(), warnings::toString);
+      assertTrue(warnings.get(0).contains("second release"), warnings.get(0));
+      assertTrue(warnings.get(0).contains("broadcast 1 by consumer"), warnings.get(0));
+    }
+    other.close();
+    assertNull(entry(1));
+  }
+
+  @Test
+  void holdsReleasedOnOtherThreadsInAnyOrderFreeTheEntryOnce() throws Exception {
+    int tasks = 4;
+    int holdsPerTask = 8;
+    List<BroadcastHold> holds = new ArrayList<>();
+    List<FakeTask> started = new ArrayList<>();
+    for (int t = 0; t < tasks; t++) {
+      FakeTask task = new FakeTask();
+      BroadcastReader reader = cache.open(first, task, true);
+      assertTrue(reader.next());
+      for (int h = 0; h < holdsPerTask; h++) {
+        holds.add(reader.hold("consumer " + t + "." + h));
+      }
+      started.add(task);
+    }
+    // Half the tasks end before any release, the other half while the releases run.
+    started.get(0).complete();
+    started.get(1).complete();
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> releases = new ArrayList<>();
+    for (int i = holds.size() - 1; i >= 0; i--) {
+      BroadcastHold hold = holds.get(i);
+      releases.add(
+          executor.submit(
+              () -> {
+                go.await();
+                hold.close();
+                return null;
+              }));
+    }
+    go.countDown();
+    started.get(2).complete();
+    started.get(3).complete();
+    for (Future<?> release : releases) {
+      release.get();
+    }
+    assertNull(entry(1), "freed once, by whichever release or task end came last");
+    assertEquals(1, decoder.calls());
+    assertEquals(0, cache.counters().doubleReleases());
+    assertEquals(0, cache.counters().entriesHeld());
+  }
+
+  @Test
+  void holdsStillOpenAtCloseAreLoggedAsLeaksAndMayBeReleasedAfter() throws Exception {
+    retainingCache(10 * size, 100 * size);
+    HoldingTask held = new HoldingTask("native consumer 7");
+    held.task.complete();
+    try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {
+      cache.close();
+      List<String> warnings = log.at(Level.WARN);
+      assertEquals(1, warnings.size(), warnings::toString);
+      String leak = warnings.get(0);
+      assertTrue(leak.contains("Leaked the hold on broadcast 1 by native consumer 7"), leak);
+      assertTrue(leak.contains("task " + held.task.attemptId()), leak);
+    }
+    assertNotNull(entry(1), "a held entry outlives the cache's close");
+    assertLive(held.batch);
+
+    held.hold.close();
+    assertNull(entry(1), "released after the close, it is freed, not retained");
+    closeAndAssertAllFreed();
+  }
+
+  @Test
+  void aClosedReaderOrADerivationsReaderCannotHold() throws Exception {
+    FakeTask task = new FakeTask();
+    BroadcastReader reader = cache.open(first, task, true);
+    IllegalStateException fromBuild =
+        assertThrows(
+            IllegalStateException.class,
+            () ->
+                reader.derived(
+                    "key",
+                    (building, allocator) -> {
+                      building.hold("the build");
+                      return DerivedValue.of("never", 0, () -> {});
+                    }));
+    assertTrue(fromBuild.getMessage().contains("cannot hold"), fromBuild.getMessage());
+    reader.close();
+    assertThrows(IllegalStateException.class, () -> reader.hold("late"));
+    task.complete();
+    assertTrue(cache.outstandingHolds().isEmpty());
+  }
+}
