@@ -14,7 +14,17 @@ final class BoundedStorageMemory implements StorageMemory {
   }
 
   @Override
-  public synchronized boolean tryAcquire(long broadcastId, long bytes) {
+  public boolean tryAcquire(long broadcastId, long bytes, MemoryLocation location) {
+    return tryAcquire(broadcastId, bytes);
+  }
+
+  @Override
+  public void release(long broadcastId, long bytes, MemoryLocation location) {
+    release(broadcastId, bytes);
+  }
+
+  /** Takes {@code bytes} if they are free: one pool for every location. */
+  synchronized boolean tryAcquire(long broadcastId, long bytes) {
     Preconditions.checkArgument(bytes >= 0, "bytes must not be negative: %s", bytes);
     if (bytes > capacity - used) {
       return false;
@@ -23,8 +33,7 @@ final class BoundedStorageMemory implements StorageMemory {
     return true;
   }
 
-  @Override
-  public synchronized void release(long broadcastId, long bytes) {
+  synchronized void release(long broadcastId, long bytes) {
     Preconditions.checkState(bytes >= 0 && bytes <= used, "releasing %s of %s used", bytes, used);
     used -= bytes;
   }

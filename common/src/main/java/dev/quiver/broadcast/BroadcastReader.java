@@ -31,7 +31,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
 @Public
 public final class BroadcastReader implements AutoCloseable {
 
-  private final DecodedBroadcast broadcast;
+  private final DecodedForm decoded;
   private final BufferAllocator viewAllocator;
   private int streamIndex;
   private int batchIndex = -1;
@@ -106,13 +106,13 @@ public final class BroadcastReader implements AutoCloseable {
       };
 
   BroadcastReader(
-      DecodedBroadcast broadcast,
+      DecodedForm decoded,
       BufferAllocator viewAllocator,
       HeldEntry entry,
       Served served,
       long decodeNanos,
       long waitNanos) {
-    this.broadcast = broadcast;
+    this.decoded = decoded;
     this.viewAllocator = viewAllocator;
     this.entry = entry;
     this.served = served;
@@ -157,7 +157,7 @@ public final class BroadcastReader implements AutoCloseable {
   public boolean next() {
     Preconditions.checkState(!closed, "broadcast reader is closed");
     closeView();
-    List<DecodedStream> streams = broadcast.streams();
+    List<DecodedStream> streams = broadcast().streams();
     while (streamIndex < streams.size()) {
       List<ArrowRecordBatch> batches = streams.get(streamIndex).batches();
       if (batchIndex + 1 < batches.size()) {
@@ -175,7 +175,8 @@ public final class BroadcastReader implements AutoCloseable {
   public VectorSchemaRoot current() {
     currentBatch();
     if (view == null) {
-      view = VectorSchemaRoot.create(broadcast.streams().get(streamIndex).schema(), viewAllocator);
+      view =
+          VectorSchemaRoot.create(broadcast().streams().get(streamIndex).schema(), viewAllocator);
       new VectorLoader(view).load(batch);
     }
     return view;
@@ -198,7 +199,7 @@ public final class BroadcastReader implements AutoCloseable {
   /** The schema of the current batch's stream. */
   public Schema currentSchema() {
     currentBatch();
-    return broadcast.streams().get(streamIndex).schema();
+    return broadcast().streams().get(streamIndex).schema();
   }
 
   /** Index of the stream the current batch belongs to. */
@@ -206,20 +207,47 @@ public final class BroadcastReader implements AutoCloseable {
     return streamIndex;
   }
 
-  /** Rows of the whole broadcast, every stream and batch: a size hint for what is derived. */
+  /**
+   * Rows of the whole broadcast, every stream and batch: a size hint for what is derived; -1 when
+   * the broadcast was not decoded as Arrow IPC.
+   */
   public long rowCount() {
-    return broadcast.rowCount();
+    return decoded instanceof DecodedBroadcast ? ((DecodedBroadcast) decoded).rowCount() : -1;
   }
 
   /** Dictionaries of the current batch's stream, for dictionary-encoded fields. */
   public DictionaryProvider dictionaries() {
     currentBatch();
-    return broadcast.streams().get(streamIndex);
+    return broadcast().streams().get(streamIndex);
   }
 
-  /** The decoded broadcast this reader walks (shared; do not close). */
+  /**
+   * The Arrow IPC streams this reader walks (shared; do not close).
+   *
+   * @throws IllegalStateException if the broadcast was decoded into another form
+   */
   public DecodedBroadcast broadcast() {
-    return broadcast;
+    return decoded(DecodedBroadcast.class);
+  }
+
+  /**
+   * The form the broadcast was decoded into ({@link BroadcastDecoder}), shared by every task that
+   * reads the entry: do not close it. It stays valid until this task completes, or while a {@link
+   * #hold(String)} is open.
+   *
+   * @throws IllegalStateException if the form is not a {@code type}
+   */
+  public <D extends DecodedForm> D decoded(Class<D> type) {
+    Preconditions.checkState(!closed, "broadcast reader is closed");
+    if (!type.isInstance(decoded)) {
+      throw new IllegalStateException(
+          "the broadcast was decoded into a "
+              + decoded.getClass().getName()
+              + ", not a "
+              + type.getName()
+              + (type == DecodedBroadcast.class ? ": it has no Arrow batches to read" : ""));
+    }
+    return type.cast(decoded);
   }
 
   /**

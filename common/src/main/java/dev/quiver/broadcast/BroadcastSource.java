@@ -5,7 +5,10 @@ import dev.quiver.codec.StreamCodec;
 import java.io.IOException;
 import java.io.InputStream;
 
-/** The compressed Arrow IPC streams that make up one broadcast value. */
+/**
+ * The compressed streams that make up one broadcast value: Arrow IPC streams for {@link
+ * BroadcastDecoder#arrowIpc()}, any format for another decoder.
+ */
 @Public
 public interface BroadcastSource {
 

@@ -33,10 +33,11 @@ public final class CacheCounters {
   final AtomicLong bytesRetained = new AtomicLong();
 
   /**
-   * Heap bytes of every derived value not yet closed, held or retained: a gauge changed right after
-   * a value is built or closed, outside the monitors.
+   * Heap and native bytes of every decoded form and derived value not yet freed, held or retained:
+   * a gauge changed right after a form is decoded or a value built, and as they are freed, outside
+   * the monitors.
    */
-  final AtomicLong derivedHeapBytes = new AtomicLong();
+  final AtomicLong bytesOutsideAllocators = new AtomicLong();
 
   private final BufferAllocator cacheAllocator;
 
@@ -140,12 +141,13 @@ public final class CacheCounters {
   }
 
   /**
-   * Gauge: bytes of the entries tasks hold (their views and derived values, heap bytes included):
-   * all the cache's bytes but the retained ones.
+   * Gauge: bytes of the entries tasks and holds hold (their views and derived values, heap and
+   * native bytes included): all the cache's bytes but the retained ones.
    */
   public long bytesHeld() {
     return Math.max(
-        0, cacheAllocator.getAllocatedMemory() + derivedHeapBytes.get() - bytesRetained.get());
+        0,
+        cacheAllocator.getAllocatedMemory() + bytesOutsideAllocators.get() - bytesRetained.get());
   }
 
   /** Gauge: idle retained entries now. */
@@ -154,8 +156,8 @@ public final class CacheCounters {
   }
 
   /**
-   * Gauge: bytes of the idle retained entries (derived values' heap bytes included), as acquired
-   * from the storage memory.
+   * Gauge: bytes of the idle retained entries (heap and native bytes included), as acquired from
+   * the storage memory.
    */
   public long bytesRetained() {
     return bytesRetained.get();

@@ -3,6 +3,7 @@ package dev.quiver.broadcast;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.concurrent.CompletableFuture;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.util.Preconditions;
 
 /**
  * One broadcast's decoded value in a {@link DecodedBroadcastCache}, its derived values and the
@@ -16,15 +17,20 @@ import org.apache.arrow.memory.BufferAllocator;
  * inside the cache's costs an uncontended lock.
  */
 final class CacheEntry {
+  final DecodedBroadcastCache.Key key;
   final long broadcastId;
   final BufferAllocator allocator;
   final DerivedValues derived;
+  private final CacheCounters counters;
 
   /** Completes when the decode ends: true if the entry is now shared, false otherwise. */
   final CompletableFuture<Boolean> outcome = new CompletableFuture<>();
 
-  /** Set once, by its decoder, before {@link #outcome} completes or a hold is attached. */
-  volatile DecodedBroadcast decoded;
+  /**
+   * Set once, by {@link #decoded(DecodedForm)}, before {@link #outcome} completes or a hold is
+   * attached.
+   */
+  private volatile DecodedForm decoded;
 
   @GuardedBy("this")
   private DecodedBroadcastCache.State state = DecodedBroadcastCache.State.DECODING;
@@ -38,12 +44,25 @@ final class CacheEntry {
 
   /** The bytes acquired from the storage memory while RETAINED. */
   @GuardedBy("this")
-  private long retainedBytes;
+  private EntryBytes retainedBytes = EntryBytes.NONE;
 
-  CacheEntry(long broadcastId, BufferAllocator allocator, CacheCounters counters) {
-    this.broadcastId = broadcastId;
+  CacheEntry(DecodedBroadcastCache.Key key, BufferAllocator allocator, CacheCounters counters) {
+    this.key = key;
+    this.broadcastId = key.broadcastId;
     this.allocator = allocator;
+    this.counters = counters;
     this.derived = new DerivedValues(broadcastId, allocator, counters);
+  }
+
+  /** Sets the decoded form, once: its bytes outside the allocator count from now on. */
+  void decoded(DecodedForm form) {
+    Preconditions.checkState(decoded == null, "broadcast %s decoded twice", broadcastId);
+    decoded = form;
+    counters.bytesOutsideAllocators.addAndGet(form.heapBytes() + form.nativeBytes());
+  }
+
+  DecodedForm decoded() {
+    return decoded;
   }
 
   synchronized DecodedBroadcastCache.State state() {
@@ -90,21 +109,24 @@ final class CacheEntry {
   }
 
   /** Becomes idle and retained, with {@code bytes} acquired from the storage memory. */
-  synchronized void retain(long bytes) {
+  synchronized void retain(EntryBytes bytes) {
     moveTo(DecodedBroadcastCache.State.RETAINED);
     retainedBytes = bytes;
   }
 
-  synchronized long retainedBytes() {
+  synchronized EntryBytes retainedBytes() {
     return retainedBytes;
   }
 
   /**
-   * Its bytes: its allocator's (decoded batches, views, derived values' Arrow memory) and its
-   * derived values' heap bytes.
+   * Its bytes now: its allocator's (decoded batches, views, derived values' Arrow memory), and what
+   * its decoded form and derived values keep on the heap and in native memory.
    */
-  long bytes() {
-    return allocator.getAllocatedMemory() + derived.heapBytes();
+  EntryBytes bytes() {
+    DecodedForm form = decoded;
+    long heap = derived.heapBytes() + (form == null ? 0 : form.heapBytes());
+    long nativeBytes = derived.nativeBytes() + (form == null ? 0 : form.nativeBytes());
+    return new EntryBytes(heap, allocator.getAllocatedMemory(), nativeBytes);
   }
 
   /**
@@ -119,8 +141,10 @@ final class CacheEntry {
       failure = e;
     }
     try {
-      if (decoded != null) {
-        decoded.close();
+      DecodedForm form = decoded;
+      if (form != null) {
+        counters.bytesOutsideAllocators.addAndGet(-(form.heapBytes() + form.nativeBytes()));
+        form.close();
       }
       allocator.close();
     } catch (RuntimeException e) {

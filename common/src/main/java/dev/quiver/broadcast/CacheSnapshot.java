@@ -15,9 +15,17 @@ public final class CacheSnapshot {
     private final boolean retained;
     private final int holders;
     private final long bytes;
+    private final String decoder;
 
-    EntryState(long broadcastId, boolean decoded, boolean retained, int holders, long bytes) {
+    EntryState(
+        long broadcastId,
+        String decoder,
+        boolean decoded,
+        boolean retained,
+        int holders,
+        long bytes) {
       this.broadcastId = broadcastId;
+      this.decoder = decoder;
       this.decoded = decoded;
       this.retained = retained;
       this.holders = holders;
@@ -26,6 +34,11 @@ public final class CacheSnapshot {
 
     public long broadcastId() {
       return broadcastId;
+    }
+
+    /** The name of the decoder that made it ({@link BroadcastDecoder#name()}). */
+    public String decoder() {
+      return decoder;
     }
 
     /** False while the first task is still decoding it. */

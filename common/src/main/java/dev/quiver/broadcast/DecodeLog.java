@@ -22,11 +22,13 @@ final class DecodeLog {
   /** Why a task decodes a broadcast for itself alone, and how loudly that is said. */
   enum PrivateReason {
     SHARING_OFF("sharing is off", false),
-    /** Found by the decode meant for sharing: said once for the tasks that overlap it. */
-    DICTIONARIES_FOUND(
-        "its streams carry dictionaries, which are not shared: each task decodes it", true),
+    /**
+     * Found by the decode meant for sharing: said once for the tasks that overlap it, with the
+     * form's reason.
+     */
+    NOT_SHAREABLE_FOUND("%s, which are not shared: each task decodes it", true),
     /** A task that waited for that decode, and now decodes for itself. */
-    DICTIONARIES("its streams carry dictionaries", false),
+    NOT_SHAREABLE("%s", false),
     SHARED_DECODE_FAILED("the shared decode by another task failed", true);
 
     final String why;
@@ -56,14 +58,19 @@ final class DecodeLog {
 
   /** A decode one task keeps for itself. */
   static void privateDecode(
-      BroadcastSource source, TaskScope task, PrivateReason reason, long startNanos, long bytes) {
+      BroadcastSource source,
+      TaskScope task,
+      PrivateReason reason,
+      String detail,
+      long startNanos,
+      long bytes) {
     if (reason.info ? LOG.isInfoEnabled() : LOG.isDebugEnabled()) {
       String format = "Decoded broadcast {} in {} ms for task {} alone ({}): {}";
       Object[] args = {
         source.broadcastId(),
         millisSince(startNanos),
         task.attemptId(),
-        reason.why,
+        String.format(reason.why, detail),
         sizes(source, bytes)
       };
       if (reason.info) {
@@ -179,17 +186,19 @@ final class DecodeLog {
       boolean shared,
       long startNanos,
       long arrowBytes,
-      long heapBytes) {
+      DerivedValue<?> built) {
     if (shared ? LOG.isInfoEnabled() : LOG.isDebugEnabled()) {
       String format =
-          "Built {} of broadcast {} in {} ms {}: {} Arrow bytes, {} heap bytes (task {})";
+          "Built {} of broadcast {} in {} ms {}: {} Arrow bytes, {} heap bytes, {} native bytes"
+              + " (task {})";
       Object[] args = {
         key,
         broadcastId,
         millisSince(startNanos),
         shared ? "for this executor's tasks to share" : "for this task alone",
         arrowBytes,
-        heapBytes,
+        built.heapBytes(),
+        built.nativeBytes(),
         task.attemptId()
       };
       if (shared) {

@@ -1,13 +1,19 @@
 package dev.quiver.broadcast;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.ipc.DecodedStream;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import org.apache.arrow.util.AutoCloseables;
 
-/** Every stream of one broadcast, decoded. Owns its streams' references on their buffers. */
-final class DecodedBroadcast implements AutoCloseable {
+/**
+ * Every stream of one broadcast, decoded as Arrow IPC ({@link BroadcastDecoder#arrowIpc()}). Owns
+ * its streams' references on their buffers.
+ */
+@Public
+public final class DecodedBroadcast implements DecodedForm {
 
   private final List<DecodedStream> streams;
 
@@ -19,7 +25,13 @@ final class DecodedBroadcast implements AutoCloseable {
     return streams;
   }
 
-  /** True when any stream carries dictionaries; such broadcasts are not shared between tasks. */
+  /** Broadcasts whose streams carry dictionaries are not shared between tasks. */
+  @Override
+  public Optional<String> whyNotShared() {
+    return hasDictionaries() ? Optional.of("its streams carry dictionaries") : Optional.empty();
+  }
+
+  /** True when any stream carries dictionaries. */
   public boolean hasDictionaries() {
     for (DecodedStream stream : streams) {
       if (stream.hasDictionaries()) {

@@ -9,6 +9,8 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -102,18 +104,18 @@ public final class DecodedBroadcastCache {
   public static final long KILL_CHECK_MILLIS = 100;
 
   private final BufferAllocator allocator;
-  private final BroadcastDecoder decoder;
+  private final BroadcastDecoder<?> decoder;
   private final long maxEntryBytes;
   private final Retention retention;
   private final CacheCounters counters;
 
-  /** The shared entries by broadcast id: decoding, shared or retained. */
+  /** The shared entries by broadcast and decoder: decoding, shared or retained. */
   @GuardedBy("this")
-  private final Map<Long, CacheEntry> entries = new HashMap<>();
+  private final Map<Key, CacheEntry> entries = new HashMap<>();
 
   /** The idle retained entries, least recently used first. */
   @GuardedBy("this")
-  private final LinkedHashMap<Long, CacheEntry> retained = new LinkedHashMap<>();
+  private final LinkedHashMap<Key, CacheEntry> retained = new LinkedHashMap<>();
 
   /** The holds readers gave out ({@link BroadcastReader#hold(String)}) and not yet closed. */
   private final Set<BroadcastHold> outstandingHolds = ConcurrentHashMap.newKeySet();
@@ -142,7 +144,7 @@ public final class DecodedBroadcastCache {
    * @param retention {@link Retention#disabled()} to free each entry with its last holder
    */
   public DecodedBroadcastCache(BufferAllocator allocator, long maxEntryBytes, Retention retention) {
-    this(allocator, BroadcastDecoder.ARROW_IPC, maxEntryBytes, retention);
+    this(allocator, BroadcastDecoder.arrowIpc(), maxEntryBytes, retention);
   }
 
   /** A cache without a bound on one broadcast's decoded bytes (beyond its allocator's). */
@@ -151,14 +153,15 @@ public final class DecodedBroadcastCache {
   }
 
   /** A cache with another decoder: for tests that script decodes and their failures. */
-  DecodedBroadcastCache(BufferAllocator allocator, BroadcastDecoder decoder, long maxEntryBytes) {
+  DecodedBroadcastCache(
+      BufferAllocator allocator, BroadcastDecoder<?> decoder, long maxEntryBytes) {
     this(allocator, decoder, maxEntryBytes, Retention.disabled());
   }
 
-  /** A cache with another decoder and retention: for tests. */
+  /** A cache with another default decoder ({@link #open(BroadcastSource, TaskScope, boolean)}). */
   DecodedBroadcastCache(
       BufferAllocator allocator,
-      BroadcastDecoder decoder,
+      BroadcastDecoder<?> decoder,
       long maxEntryBytes,
       Retention retention) {
     Preconditions.checkArgument(
@@ -203,27 +206,45 @@ public final class DecodedBroadcastCache {
   }
 
   /**
-   * Opens {@code source} for {@code task}. The task holds the decoded broadcast until it completes;
-   * the returned reader's current view is closed then too.
+   * Opens {@code source} for {@code task}, decoded as Arrow IPC (or by the decoder the cache was
+   * made with). The task holds the decoded broadcast until it completes; the returned reader's
+   * current view is closed then too.
    *
    * @param share false to decode for this task alone (the setting turned off)
    */
   public BroadcastReader open(BroadcastSource source, TaskScope task, boolean share)
       throws IOException {
+    return open(source, decoder, task, share);
+  }
+
+  /**
+   * Opens {@code source} for {@code task}, decoded by {@code decoder}: one entry per broadcast and
+   * decoder name, shared, retained and freed by the same rules whatever the decoder. The reader
+   * walks Arrow batches only when the form is a {@link DecodedBroadcast}; any form is {@link
+   * BroadcastReader#decoded(Class)}, and values derived from it are {@link
+   * BroadcastReader#derived(Object, Derivation)}.
+   *
+   * @param share false to decode for this task alone (the setting turned off)
+   */
+  public BroadcastReader open(
+      BroadcastSource source, BroadcastDecoder<?> decoder, TaskScope task, boolean share)
+      throws IOException {
+    Preconditions.checkNotNull(decoder, "decoder");
     if (!share) {
       checkRetained();
-      return decodePrivately(source, task, DecodeLog.PrivateReason.SHARING_OFF, 0);
+      return decodePrivately(source, decoder, task, DecodeLog.PrivateReason.SHARING_OFF, "", 0);
     }
-    long id = source.broadcastId();
+    Key key = new Key(source.broadcastId(), decoder.name());
+    long id = key.broadcastId;
     CacheEntry entry;
     Arrival arrival;
     List<Evicted> evicted = new ArrayList<>();
     synchronized (this) {
       evictDroppedAndPressed(evicted);
-      entry = entries.get(id);
+      entry = entries.get(key);
       if (entry == null) {
-        entry = new CacheEntry(id, newEntryAllocator("broadcast-" + id), counters);
-        entries.put(id, entry);
+        entry = new CacheEntry(key, newEntryAllocator(key.allocatorName()), counters);
+        entries.put(key, entry);
         arrival = Arrival.DECODE;
       } else {
         arrival = arrivalAt(entry);
@@ -243,7 +264,7 @@ public final class DecodedBroadcastCache {
     task.onCompletion(hold::release);
     switch (arrival) {
       case DECODE:
-        return decodeShared(hold, source, task);
+        return decodeShared(hold, source, decoder, task);
       case READ_RETAINED:
         counters.retainedReads.incrementAndGet();
         DecodeLog.retainedRead(id, task);
@@ -253,25 +274,26 @@ public final class DecodedBroadcastCache {
         DecodeLog.sharedRead(id, task);
         return hold.attach(BroadcastReader.Served.SHARED, 0, 0);
       case WAIT:
-        return awaitDecode(hold, source, task);
+        return awaitDecode(hold, source, decoder, task);
       default:
         throw new AssertionError(arrival);
     }
   }
 
-  private BroadcastReader decodeShared(Hold hold, BroadcastSource source, TaskScope task)
+  private BroadcastReader decodeShared(
+      Hold hold, BroadcastSource source, BroadcastDecoder<?> decoder, TaskScope task)
       throws IOException {
     CacheEntry entry = hold.entry;
     long start = System.nanoTime();
-    DecodedBroadcast decoded;
+    DecodedForm decoded;
     try {
-      decoded = decoder.decode(source, entry.allocator);
+      decoded = decodeInto(entry, source, decoder);
     } catch (IOException | RuntimeException | Error e) {
       counters.failedDecodes.incrementAndGet();
       int waiting;
       synchronized (this) {
         entry.moveTo(State.FAILED);
-        entries.remove(entry.broadcastId, entry);
+        entries.remove(entry.key, entry);
         waiting = entry.holders() - 1;
       }
       // The waiters' holds end with nothing to free: the allocator goes now.
@@ -282,17 +304,17 @@ public final class DecodedBroadcastCache {
       throw e;
     }
     long decodeNanos = System.nanoTime() - start;
-    long bytes = entry.allocator.getAllocatedMemory();
+    long bytes = entry.bytes().total();
     counters.decodes.incrementAndGet();
-    boolean shareable = !decoded.hasDictionaries();
-    entry.decoded = decoded;
+    Optional<String> whyNotShared = decoded.whyNotShared();
+    boolean shareable = whyNotShared.isEmpty();
     synchronized (this) {
       if (shareable) {
         entry.moveTo(State.SHARED);
       } else {
         // Kept by this task alone; the waiters release it and decode for themselves.
         entry.moveTo(State.PRIVATE);
-        entries.remove(entry.broadcastId, entry);
+        entries.remove(entry.key, entry);
       }
     }
     entry.outcome.complete(shareable);
@@ -300,13 +322,19 @@ public final class DecodedBroadcastCache {
       DecodeLog.sharedDecode(source, task, start, bytes);
     } else {
       DecodeLog.privateDecode(
-          source, task, DecodeLog.PrivateReason.DICTIONARIES_FOUND, start, bytes);
+          source,
+          task,
+          DecodeLog.PrivateReason.NOT_SHAREABLE_FOUND,
+          whyNotShared.get(),
+          start,
+          bytes);
     }
     return hold.attach(BroadcastReader.Served.DECODED, decodeNanos, 0);
   }
 
   /** Waits for another task's decode, holding the entry; decodes privately if it cannot share. */
-  private BroadcastReader awaitDecode(Hold hold, BroadcastSource source, TaskScope task)
+  private BroadcastReader awaitDecode(
+      Hold hold, BroadcastSource source, BroadcastDecoder<?> decoder, TaskScope task)
       throws IOException {
     CacheEntry entry = hold.entry;
     counters.waits.incrementAndGet();
@@ -332,27 +360,34 @@ public final class DecodedBroadcastCache {
     }
     // Failed or not shareable: release it now, and decode for this task alone. Read outside the
     // cache's monitor, the state is final: FAILED and PRIVATE move on only at the last release.
+    boolean failed = entry.state() == State.FAILED;
     DecodeLog.PrivateReason reason =
-        entry.state() == State.FAILED
+        failed
             ? DecodeLog.PrivateReason.SHARED_DECODE_FAILED
-            : DecodeLog.PrivateReason.DICTIONARIES;
+            : DecodeLog.PrivateReason.NOT_SHAREABLE;
+    String detail = failed ? "" : entry.decoded().whyNotShared().orElse("");
     hold.release();
-    return decodePrivately(source, task, reason, waited);
+    return decodePrivately(source, decoder, task, reason, detail, waited);
   }
 
   /**
    * @param waitNanos what this task waited before, for a shared decode it could not read
    */
   private BroadcastReader decodePrivately(
-      BroadcastSource source, TaskScope task, DecodeLog.PrivateReason reason, long waitNanos)
+      BroadcastSource source,
+      BroadcastDecoder<?> decoder,
+      TaskScope task,
+      DecodeLog.PrivateReason reason,
+      String detail,
+      long waitNanos)
       throws IOException {
-    long id = source.broadcastId();
+    Key key = new Key(source.broadcastId(), decoder.name());
     CacheEntry entry =
         new CacheEntry(
-            id, newEntryAllocator("broadcast-" + id + "-task-" + task.attemptId()), counters);
+            key, newEntryAllocator(key.allocatorName() + "-task-" + task.attemptId()), counters);
     long start = System.nanoTime();
     try {
-      entry.decoded = decoder.decode(source, entry.allocator);
+      decodeInto(entry, source, decoder);
     } catch (IOException | RuntimeException | Error e) {
       counters.failedDecodes.incrementAndGet();
       AutoCloseables.close(e, entry.allocator);
@@ -361,7 +396,7 @@ public final class DecodedBroadcastCache {
     }
     long decodeNanos = System.nanoTime() - start;
     counters.privateDecodes.incrementAndGet();
-    DecodeLog.privateDecode(source, task, reason, start, entry.allocator.getAllocatedMemory());
+    DecodeLog.privateDecode(source, task, reason, detail, start, entry.bytes().total());
     synchronized (this) {
       entry.moveTo(State.PRIVATE);
       hold(entry);
@@ -373,6 +408,18 @@ public final class DecodedBroadcastCache {
 
   private BufferAllocator newEntryAllocator(String name) {
     return allocator.newChildAllocator(name, 0, maxEntryBytes);
+  }
+
+  /** Decodes {@code source} into {@code entry}, which owns the form from here. */
+  private static DecodedForm decodeInto(
+      CacheEntry entry, BroadcastSource source, BroadcastDecoder<?> decoder) throws IOException {
+    DecodedForm form = decoder.decode(source, entry.allocator);
+    if (form == null) {
+      throw new IllegalStateException(
+          "decoder " + decoder.name() + " returned nothing for broadcast " + entry.broadcastId);
+    }
+    entry.decoded(form);
+    return form;
   }
 
   /**
@@ -390,7 +437,7 @@ public final class DecodedBroadcastCache {
     try {
       // Held, the entry is SHARED or PRIVATE and stays so: safe outside the cache's monitor.
       boolean shared = entry.state() != State.PRIVATE;
-      return entry.derived.get(entry.decoded, shared, task, asker, key, derivation);
+      return entry.derived.get(entry.decoded(), shared, task, asker, key, derivation);
     } finally {
       release(entry);
     }
@@ -420,12 +467,12 @@ public final class DecodedBroadcastCache {
         counters.entriesHeld.decrementAndGet();
         State state = entry.state();
         if (state == State.FAILED) {
-          entries.remove(entry.broadcastId, entry);
+          entries.remove(entry.key, entry);
         } else if (state != State.SHARED || !retain(entry, evicted)) {
-          entries.remove(entry.broadcastId, entry);
+          entries.remove(entry.key, entry);
           entry.moveTo(State.RELEASED);
           free = true;
-          bytes = entry.bytes();
+          bytes = entry.bytes().total();
         }
       }
       evictDroppedAndPressed(evicted);
@@ -463,7 +510,8 @@ public final class DecodedBroadcastCache {
      */
     BroadcastReader attach(BroadcastReader.Served served, long decodeNanos, long waitNanos) {
       BroadcastReader attached =
-          new BroadcastReader(entry.decoded, entry.allocator, this, served, decodeNanos, waitNanos);
+          new BroadcastReader(
+              entry.decoded(), entry.allocator, this, served, decodeNanos, waitNanos);
       reader = attached;
       return attached;
     }
@@ -523,18 +571,18 @@ public final class DecodedBroadcastCache {
       return false;
     }
     long id = entry.broadcastId;
-    long bytes = entry.bytes();
+    EntryBytes bytes = entry.bytes();
     String refusal = null;
     if (entry.dropped() || !retention.isLive(id)) {
       refusal = "the broadcast is no longer live";
-    } else if (bytes > retention.maxBytes()) {
+    } else if (bytes.total() > retention.maxBytes()) {
       refusal = "it is larger than the retention budget of " + retention.maxBytes() + " bytes";
     } else {
-      while (counters.bytesRetained.get() + bytes > retention.maxBytes()) {
+      while (counters.bytesRetained.get() + bytes.total() > retention.maxBytes()) {
         evict(retained.values().iterator().next(), Eviction.BUDGET, evicted);
       }
-      if (!retention.memory().tryAcquire(id, bytes)) {
-        refusal = "the storage memory has no room for its " + bytes + " bytes";
+      if (!bytes.acquireFrom(retention.memory(), id)) {
+        refusal = "the storage memory has no room for its " + bytes;
       }
     }
     if (refusal != null) {
@@ -542,28 +590,28 @@ public final class DecodedBroadcastCache {
       return false;
     }
     entry.retain(bytes);
-    retained.put(id, entry);
+    retained.put(entry.key, entry);
     counters.entriesRetained.incrementAndGet();
-    long total = counters.bytesRetained.addAndGet(bytes);
-    DecodeLog.retained(id, bytes, total);
+    long total = counters.bytesRetained.addAndGet(bytes.total());
+    DecodeLog.retained(id, bytes.total(), total);
     return true;
   }
 
   /** An idle entry leaves the retained ones (its storage memory goes back). */
   @GuardedBy("this")
   private void leaveRetained(CacheEntry entry) {
-    long bytes = entry.retainedBytes();
-    retained.remove(entry.broadcastId);
+    EntryBytes bytes = entry.retainedBytes();
+    retained.remove(entry.key);
     counters.entriesRetained.decrementAndGet();
-    counters.bytesRetained.addAndGet(-bytes);
-    retention.memory().release(entry.broadcastId, bytes);
+    counters.bytesRetained.addAndGet(-bytes.total());
+    bytes.releaseTo(retention.memory(), entry.broadcastId);
   }
 
   /** Evicts the idle {@code entry}; {@link #freeEvicted} frees it after the monitor. */
   @GuardedBy("this")
   private void evict(CacheEntry entry, Eviction cause, List<Evicted> evicted) {
     leaveRetained(entry);
-    entries.remove(entry.broadcastId, entry);
+    entries.remove(entry.key, entry);
     entry.moveTo(State.RELEASED);
     counters.countEviction(cause);
     evicted.add(new Evicted(entry, cause));
@@ -591,7 +639,7 @@ public final class DecodedBroadcastCache {
     for (Evicted e : evicted) {
       try {
         e.entry.free();
-        DecodeLog.evicted(e.entry.broadcastId, e.entry.retainedBytes(), e.cause);
+        DecodeLog.evicted(e.entry.broadcastId, e.entry.retainedBytes().total(), e.cause);
       } catch (RuntimeException thrown) {
         // One entry that fails to free does not keep the others allocated.
         failure = DerivedValues.addTo(failure, thrown);
@@ -624,10 +672,11 @@ public final class DecodedBroadcastCache {
       states.add(
           new CacheSnapshot.EntryState(
               e.broadcastId,
+              e.key.decoder,
               state == State.SHARED || state == State.RETAINED,
               state == State.RETAINED,
               e.holders(),
-              e.bytes()));
+              e.bytes().total()));
     }
     return new CacheSnapshot(states, allocator.getAllocatedMemory());
   }
@@ -639,14 +688,16 @@ public final class DecodedBroadcastCache {
   public void drop(long broadcastId) {
     List<Evicted> evicted = new ArrayList<>();
     synchronized (this) {
-      CacheEntry entry = entries.get(broadcastId);
-      if (entry == null) {
-        return;
-      }
-      if (entry.state() == State.RETAINED) {
-        evict(entry, Eviction.DROPPED, evicted);
-      } else {
-        entry.drop();
+      // One entry per decoder of the broadcast.
+      for (CacheEntry entry : new ArrayList<>(entries.values())) {
+        if (entry.broadcastId != broadcastId) {
+          continue;
+        }
+        if (entry.state() == State.RETAINED) {
+          evict(entry, Eviction.DROPPED, evicted);
+        } else {
+          entry.drop();
+        }
       }
     }
     freeEvicted(evicted);
@@ -695,6 +746,41 @@ public final class DecodedBroadcastCache {
   /** Running totals since the cache was made, and gauges. */
   public CacheCounters counters() {
     return counters;
+  }
+
+  /** What an entry is of: a broadcast, decoded by the decoder of a name. */
+  static final class Key {
+    final long broadcastId;
+    final String decoder;
+
+    Key(long broadcastId, String decoder) {
+      this.broadcastId = broadcastId;
+      this.decoder = Preconditions.checkNotNull(decoder, "decoder name");
+    }
+
+    /** The Arrow decoder's entries keep the allocator names they always had. */
+    String allocatorName() {
+      return ArrowIpcDecoder.INSTANCE.name().equals(decoder)
+          ? "broadcast-" + broadcastId
+          : "broadcast-" + broadcastId + "-" + decoder;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+      return other instanceof Key
+          && ((Key) other).broadcastId == broadcastId
+          && ((Key) other).decoder.equals(decoder);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(broadcastId, decoder);
+    }
+
+    @Override
+    public String toString() {
+      return "broadcast " + broadcastId + " (" + decoder + ")";
+    }
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -13,12 +13,14 @@ public final class DerivedValue<T> implements AutoCloseable {
 
   private final T value;
   private final long heapBytes;
+  private final long nativeBytes;
   private final AutoCloseable release;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private DerivedValue(T value, long heapBytes, AutoCloseable release) {
+  private DerivedValue(T value, long heapBytes, long nativeBytes, AutoCloseable release) {
     this.value = value;
     this.heapBytes = heapBytes;
+    this.nativeBytes = nativeBytes;
     this.release = release;
   }
 
@@ -32,18 +34,44 @@ public final class DerivedValue<T> implements AutoCloseable {
    * @param release frees the value (may be a no-op); called once, when the entry goes
    */
   public static <T> DerivedValue<T> of(T value, long heapBytes, AutoCloseable release) {
-    Preconditions.checkNotNull(value, "value");
     Preconditions.checkArgument(heapBytes >= 0, "heapBytes must not be negative: %s", heapBytes);
+    return checked(value, heapBytes, 0, release);
+  }
+
+  /**
+   * A value that keeps memory outside the JVM's allocators, such as an engine's native hash table.
+   *
+   * @param value what tasks get (say, a handle to the native structure); not null
+   * @param nativeBytes the native bytes the value keeps, counted like the entry's own bytes and
+   *     accounted in the storage memory as {@link MemoryLocation#NATIVE}; must not be negative
+   * @param release frees the native memory; called exactly once, when the entry goes (never while a
+   *     task or a hold holds the entry)
+   */
+  public static <T> DerivedValue<T> ofNative(T value, long nativeBytes, AutoCloseable release) {
+    Preconditions.checkArgument(
+        nativeBytes >= 0, "nativeBytes must not be negative: %s", nativeBytes);
+    return checked(value, 0, nativeBytes, release);
+  }
+
+  private static <T> DerivedValue<T> checked(
+      T value, long heapBytes, long nativeBytes, AutoCloseable release) {
+    Preconditions.checkNotNull(value, "value");
     Preconditions.checkNotNull(release, "release");
-    return new DerivedValue<>(value, heapBytes, release);
+    return new DerivedValue<>(value, heapBytes, nativeBytes, release);
   }
 
   public T value() {
     return value;
   }
 
+  /** Bytes the value keeps on the JVM's heap, beyond its allocator. */
   public long heapBytes() {
     return heapBytes;
+  }
+
+  /** Bytes the value keeps outside the JVM's allocators. */
+  public long nativeBytes() {
+    return nativeBytes;
   }
 
   /**

@@ -73,6 +73,10 @@ final class DerivedValues {
   @GuardedBy("this")
   private long heapBytes;
 
+  /** The native bytes of the READY values. */
+  @GuardedBy("this")
+  private long nativeBytes;
+
   DerivedValues(long broadcastId, BufferAllocator entryAllocator, CacheCounters counters) {
     this.broadcastId = broadcastId;
     this.entryAllocator = entryAllocator;
@@ -86,7 +90,7 @@ final class DerivedValues {
    * @param shared whether the entry is shared (for the log: a private entry's value is one task's)
    */
   <T> T get(
-      DecodedBroadcast decoded,
+      DecodedForm decoded,
       boolean shared,
       TaskScope task,
       BroadcastReader asker,
@@ -136,6 +140,11 @@ final class DerivedValues {
     return heapBytes;
   }
 
+  /** The native bytes of the values built so far. */
+  synchronized long nativeBytes() {
+    return nativeBytes;
+  }
+
   /**
    * Closes every value (its release, then its allocator). Only for an entry no task holds and the
    * cache no longer lists. A release that throws is logged and does not keep the rest from being
@@ -157,7 +166,7 @@ final class DerivedValues {
       } catch (RuntimeException e) {
         DecodeLog.derivedReleaseFailed(broadcastId, entry.getKey(), e);
       }
-      counters.derivedHeapBytes.addAndGet(-value.heapBytes());
+      counters.bytesOutsideAllocators.addAndGet(-(value.heapBytes() + value.nativeBytes()));
       try {
         slot.allocator().close();
       } catch (RuntimeException e) {
@@ -180,7 +189,7 @@ final class DerivedValues {
 
   /** Builds {@code slot}'s value, outside every monitor, as its builder. */
   private Object build(
-      DecodedBroadcast decoded,
+      DecodedForm decoded,
       boolean shared,
       Slot slot,
       Object key,
@@ -222,18 +231,13 @@ final class DerivedValues {
     synchronized (this) {
       slot.ready(built, valueAllocator);
       heapBytes += built.heapBytes();
+      nativeBytes += built.nativeBytes();
     }
-    counters.derivedHeapBytes.addAndGet(built.heapBytes());
+    counters.bytesOutsideAllocators.addAndGet(built.heapBytes() + built.nativeBytes());
     counters.derivedBuilds.incrementAndGet();
     slot.outcome.complete(true);
     DecodeLog.derivedBuilt(
-        broadcastId,
-        key,
-        task,
-        shared,
-        start,
-        valueAllocator.getAllocatedMemory(),
-        built.heapBytes());
+        broadcastId, key, task, shared, start, valueAllocator.getAllocatedMemory(), built);
     return built.value();
   }
 

@@ -1,8 +1,9 @@
 /**
  * The executor-wide cache of decoded broadcasts. {@link dev.quiver.broadcast.DecodedBroadcastCache}
- * decodes each broadcast (a {@link dev.quiver.broadcast.BroadcastSource}: compressed Arrow IPC
- * streams and their codec) once while its tasks overlap and lets them share the decoded buffers,
- * and may keep it past its last task ({@link dev.quiver.broadcast.Retention}, accounted in a {@link
+ * decodes each broadcast (a {@link dev.quiver.broadcast.BroadcastSource}: compressed streams and
+ * their codec) once while its tasks overlap, with a {@link dev.quiver.broadcast.BroadcastDecoder}
+ * (Arrow IPC by default), and lets them share the decoded form, and may keep it past its last task
+ * ({@link dev.quiver.broadcast.Retention}, accounted in a {@link
  * dev.quiver.broadcast.StorageMemory}). Each task reads through a {@link
  * dev.quiver.broadcast.BroadcastReader} of its own, and may ask for values built once per entry
  * from the decoded broadcast ({@link dev.quiver.broadcast.Derivation}, {@link

@@ -69,12 +69,12 @@ final class CacheFixture implements BeforeEachCallback, AfterEachCallback, Param
     }
 
     /** A cache over the test's allocator with another decoder and entry limit, no retention. */
-    DecodedBroadcastCache with(BroadcastDecoder otherDecoder, long maxEntryBytes) {
+    DecodedBroadcastCache with(BroadcastDecoder<?> otherDecoder, long maxEntryBytes) {
       return make(otherDecoder, maxEntryBytes, Retention.disabled());
     }
 
     private DecodedBroadcastCache make(
-        BroadcastDecoder withDecoder, long maxEntryBytes, Retention retention) {
+        BroadcastDecoder<?> withDecoder, long maxEntryBytes, Retention retention) {
       DecodedBroadcastCache cache =
           new DecodedBroadcastCache(allocator.allocator(), withDecoder, maxEntryBytes, retention);
       made.add(cache);

@@ -163,7 +163,7 @@ class CacheFixtureTest {
         BufferAllocator allocator, DecodedBroadcastCache cache, CacheFixture.Caches caches)
         throws Exception {
       caches
-          .with(BroadcastDecoder.ARROW_IPC, Long.MAX_VALUE)
+          .with(BroadcastDecoder.arrowIpc(), Long.MAX_VALUE)
           .open(broadcast(allocator), new FakeTask(), true);
       throw new AssertionError("the test's own failure");
     }

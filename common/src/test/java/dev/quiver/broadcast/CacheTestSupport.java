@@ -24,7 +24,7 @@ final class CacheTestSupport {
   /** Bytes one decode of {@code source} allocates (decoded privately, measured, freed). */
   static long bytesOfOneDecode(BroadcastSource source, BufferAllocator root) throws Exception {
     try (BufferAllocator measure = root.newChildAllocator("measure", 0, Long.MAX_VALUE)) {
-      try (DecodedBroadcast decoded = BroadcastDecoder.ARROW_IPC.decode(source, measure)) {
+      try (DecodedBroadcast decoded = BroadcastDecoder.arrowIpc().decode(source, measure)) {
         assertTrue(decoded.streams().size() == source.streamCount());
         return measure.getAllocatedMemory();
       }

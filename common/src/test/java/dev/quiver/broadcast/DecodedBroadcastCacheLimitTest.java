@@ -22,7 +22,7 @@ class DecodedBroadcastCacheLimitTest extends CacheTestBase {
   void decodeOverTheLimitFailsAndLeavesNothing() throws Exception {
     TestBroadcast broadcast = encode(61, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {5000});
     long oneDecode = bytesOfOneDecode(broadcast, allocator);
-    DecodedBroadcastCache cache = caches.with(BroadcastDecoder.ARROW_IPC, oneDecode / 2);
+    DecodedBroadcastCache cache = caches.with(BroadcastDecoder.arrowIpc(), oneDecode / 2);
     FakeTask task = new FakeTask();
     assertThrows(IpcFormatException.class, () -> cache.open(broadcast, task, true));
     assertEquals(1, cache.counters().failedDecodes());
@@ -39,7 +39,7 @@ class DecodedBroadcastCacheLimitTest extends CacheTestBase {
     TestBroadcast broadcast =
         encode(62, Shape.BUILD_SIDE, StreamCodec.NONE, new int[] {1000, 1000});
     long limit = bytesOfOneDecode(broadcast, allocator) + 1024;
-    DecodedBroadcastCache cache = caches.with(BroadcastDecoder.ARROW_IPC, limit);
+    DecodedBroadcastCache cache = caches.with(BroadcastDecoder.arrowIpc(), limit);
 
     for (boolean share : new boolean[] {false, true}) {
       List<FakeTask> tasks = new ArrayList<>();

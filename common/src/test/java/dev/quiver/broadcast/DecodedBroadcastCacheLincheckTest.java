@@ -83,7 +83,7 @@ public class DecodedBroadcastCacheLincheckTest {
   private final DecodedBroadcastCache cache =
       new DecodedBroadcastCache(
           allocator,
-          BroadcastDecoder.ARROW_IPC,
+          BroadcastDecoder.arrowIpc(),
           Long.MAX_VALUE,
           Retention.of(ENTRY_BYTES * 3 / 2, switchablePressure(), live::contains));
 
@@ -356,7 +356,7 @@ public class DecodedBroadcastCacheLincheckTest {
 
   private static long entryBytes() {
     try (BufferAllocator probe = ROOT.newChildAllocator("probe", 0, Long.MAX_VALUE)) {
-      DecodedBroadcast decoded = BroadcastDecoder.ARROW_IPC.decode(SOURCES.get(0), probe);
+      DecodedBroadcast decoded = BroadcastDecoder.arrowIpc().decode(SOURCES.get(0), probe);
       long bytes = probe.getAllocatedMemory();
       decoded.close();
       return bytes;
@@ -388,7 +388,7 @@ public class DecodedBroadcastCacheLincheckTest {
 
   private static Exception decodeFailure() {
     try (BufferAllocator probe = ROOT.newChildAllocator("damaged", 0, Long.MAX_VALUE)) {
-      BroadcastDecoder.ARROW_IPC.decode(SOURCES.get((int) DAMAGED - 1), probe).close();
+      BroadcastDecoder.arrowIpc().decode(SOURCES.get((int) DAMAGED - 1), probe).close();
     } catch (IOException | RuntimeException e) {
       return e;
     }
@@ -399,13 +399,13 @@ public class DecodedBroadcastCacheLincheckTest {
   private StorageMemory switchablePressure() {
     return new StorageMemory() {
       @Override
-      public boolean tryAcquire(long broadcastId, long bytes) {
-        return memory.tryAcquire(broadcastId, bytes);
+      public boolean tryAcquire(long broadcastId, long bytes, MemoryLocation location) {
+        return memory.tryAcquire(broadcastId, bytes, location);
       }
 
       @Override
-      public void release(long broadcastId, long bytes) {
-        memory.release(broadcastId, bytes);
+      public void release(long broadcastId, long bytes, MemoryLocation location) {
+        memory.release(broadcastId, bytes, location);
       }
 
       @Override

@@ -55,7 +55,7 @@ class DecodedBroadcastCacheLoggingTest extends CacheTestBase {
 
   /** A cache with Quiver's own decoder. */
   private DecodedBroadcastCache arrowIpcCache() {
-    return caches.with(BroadcastDecoder.ARROW_IPC, Long.MAX_VALUE);
+    return caches.with(BroadcastDecoder.arrowIpc(), Long.MAX_VALUE);
   }
 
   private TestBroadcast broadcast(long id) throws Exception {
@@ -194,7 +194,7 @@ class DecodedBroadcastCacheLoggingTest extends CacheTestBase {
 
   @Test
   void anInterruptedDecodeIsAnInfoLineNotAWarning() throws Exception {
-    BroadcastDecoder interrupted =
+    BroadcastDecoder<DecodedBroadcast> interrupted =
         (source, into) -> {
           throw new InterruptedIOException("the task was killed");
         };

@@ -11,11 +11,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * {@link BroadcastDecoder#ARROW_IPC}, instrumented: counts its calls, and on chosen calls (numbered
- * from 1 in the order they start) blocks until the test releases it, or fails part way through the
- * bytes, after it has allocated, as a broken fetch would.
+ * {@link BroadcastDecoder#arrowIpc()}, instrumented: counts its calls, and on chosen calls
+ * (numbered from 1 in the order they start) blocks until the test releases it, or fails part way
+ * through the bytes, after it has allocated, as a broken fetch would.
  */
-final class ScriptedDecoder implements BroadcastDecoder {
+final class ScriptedDecoder implements BroadcastDecoder<DecodedBroadcast> {
 
   /** The failure a scripted call throws; its cause is the real decode failure. */
   static final class InjectedFailure extends IOException {
@@ -75,6 +75,12 @@ final class ScriptedDecoder implements BroadcastDecoder {
     script.releaseAll();
   }
 
+  /** The form Arrow IPC's decoder makes, and its entries. */
+  @Override
+  public String name() {
+    return BroadcastDecoder.arrowIpc().name();
+  }
+
   @Override
   public DecodedBroadcast decode(BroadcastSource source, BufferAllocator allocator)
       throws IOException {
@@ -86,7 +92,7 @@ final class ScriptedDecoder implements BroadcastDecoder {
     if (fail) {
       throw failPartWay(call, source, allocator);
     }
-    return ARROW_IPC.decode(source, allocator);
+    return BroadcastDecoder.arrowIpc().decode(source, allocator);
   }
 
   private void pause(SplittableRandom random) throws InterruptedIOException {
@@ -113,7 +119,8 @@ final class ScriptedDecoder implements BroadcastDecoder {
       return new InjectedFailure(call, null);
     }
     try {
-      DecodedBroadcast unexpected = ARROW_IPC.decode(new CutSource(source), allocator);
+      DecodedBroadcast unexpected =
+          BroadcastDecoder.arrowIpc().decode(new CutSource(source), allocator);
       unexpected.close();
       throw new AssertionError("a cut stream decoded");
     } catch (IOException e) {
