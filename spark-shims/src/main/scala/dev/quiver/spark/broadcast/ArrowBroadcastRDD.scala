@@ -6,7 +6,6 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.quiver.QuiverConf
-import org.apache.spark.sql.quiver.broadcast.ColumnarBatches
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
@@ -41,9 +40,9 @@ class ArrowBroadcastRDD(
     Array.tabulate[Partition](numPartitions)(i => new ArrowBroadcastRDD.Slot(i))
 
   override def compute(split: Partition, context: TaskContext): Iterator[ColumnarBatch] = {
-    val reader = ColumnarBatches.open(broadcast, context, shareDecoded)
+    val reader = QuiverBroadcasts.open(broadcast, BroadcastStreams.byteArrays, shareDecoded)
     readMetrics.add(reader)
-    new ColumnarBatches(reader)
+    QuiverBroadcasts.columnarBatches(reader)
   }
 }
 

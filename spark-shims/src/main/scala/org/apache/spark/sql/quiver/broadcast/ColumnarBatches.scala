@@ -1,7 +1,8 @@
 package org.apache.spark.sql.quiver.broadcast
 
 import dev.quiver.annotation.Internal
-import dev.quiver.broadcast.BroadcastReader
+import dev.quiver.broadcast.{BroadcastDecoder, BroadcastReader, DecodedForm}
+import dev.quiver.spark.broadcast.BroadcastStreams
 import dev.quiver.task.TaskScope
 import org.apache.arrow.vector.{FieldVector, ValueVector}
 import org.apache.arrow.vector.dictionary.DictionaryEncoder
@@ -113,9 +114,28 @@ object ColumnarBatches {
       broadcast: Broadcast[Array[Array[Byte]]],
       task: TaskScope,
       shareDecoded: Boolean
-  ): BroadcastReader = QuiverRuntime.broadcastCache.open(sourceOf(broadcast), task, shareDecoded)
+  ): BroadcastReader =
+    QuiverRuntime.broadcastCache
+      .open(sourceOf(broadcast), BroadcastDecoder.arrowIpc(), task, shareDecoded)
+
+  /** The engine API's open (`QuiverBroadcasts`): any value, any decoder, in a Spark task. */
+  def open[T](
+      broadcast: Broadcast[T],
+      streams: BroadcastStreams[T],
+      decoder: BroadcastDecoder[_ <: DecodedForm],
+      context: TaskContext,
+      shareDecoded: Boolean
+  ): BroadcastReader = QuiverRuntime.broadcastCache.open(
+    sourceOf(broadcast, streams),
+    decoder,
+    SparkShims.get.taskScope(context),
+    shareDecoded
+  )
 
   /** `broadcast` as a source read through the executor's one codec, not one made per task. */
-  private[quiver] def sourceOf(broadcast: Broadcast[Array[Array[Byte]]]): ArrowBroadcastSource =
-    new ArrowBroadcastSource(broadcast, QuiverRuntime.broadcastCodec)
+  private[quiver] def sourceOf(broadcast: Broadcast[Array[Array[Byte]]]): SparkBroadcastSource[_] =
+    sourceOf(broadcast, BroadcastStreams.byteArrays)
+
+  private def sourceOf[T](broadcast: Broadcast[T], streams: BroadcastStreams[T]) =
+    new SparkBroadcastSource(broadcast, streams, QuiverRuntime.broadcastCodec)
 }

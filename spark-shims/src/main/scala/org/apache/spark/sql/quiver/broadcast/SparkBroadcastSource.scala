@@ -4,27 +4,27 @@ import java.io.InputStream
 
 import dev.quiver.broadcast.BroadcastSource
 import dev.quiver.codec.StreamCodec
-import dev.quiver.io.ArrayInputStream
+import dev.quiver.spark.broadcast.BroadcastStreams
 import org.apache.spark.broadcast.Broadcast
 
 /**
- * A Spark broadcast whose value is an array of compressed Arrow IPC streams, one element per
- * stream, as an engine broadcasts a build side. The value is fetched (once per executor, by
- * Spark) only when a stream is opened.
+ * A Spark broadcast whose value holds compressed streams, one per element as `streams` sees them,
+ * as an engine broadcasts a build side. The value is fetched (once per executor, by Spark) only
+ * when a stream is opened.
  */
-private[quiver] class ArrowBroadcastSource(
-    broadcast: Broadcast[Array[Array[Byte]]],
+private[quiver] class SparkBroadcastSource[T](
+    broadcast: Broadcast[T],
+    streams: BroadcastStreams[T],
     codec: StreamCodec
 ) extends BroadcastSource {
 
   override def broadcastId(): Long = broadcast.id
 
-  override def streamCount(): Int = broadcast.value.length
+  override def streamCount(): Int = streams.streamCount(broadcast.value)
 
-  // An array stream: Quiver's lz4 reader decompresses from the broadcast's bytes in place.
-  override def openStream(index: Int): InputStream = new ArrayInputStream(broadcast.value(index))
+  override def openStream(index: Int): InputStream = streams.openStream(broadcast.value, index)
 
-  override def streamLength(index: Int): Long = broadcast.value(index).length.toLong
+  override def streamLength(index: Int): Long = streams.streamLength(broadcast.value, index)
 
   override def codec(): StreamCodec = codec
 }

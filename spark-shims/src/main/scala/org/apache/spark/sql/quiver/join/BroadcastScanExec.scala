@@ -1,6 +1,6 @@
 package org.apache.spark.sql.quiver.join
 
-import dev.quiver.spark.broadcast.ArrowBroadcast
+import dev.quiver.spark.broadcast.{ArrowBroadcast, BroadcastStreams, QuiverBroadcasts}
 import org.apache.spark.{Partition, SparkContext, TaskContext}
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
@@ -8,7 +8,6 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeProjection}
 import org.apache.spark.sql.execution.LeafExecNode
 import org.apache.spark.sql.execution.metric.SQLMetric
-import org.apache.spark.sql.quiver.broadcast.ColumnarBatches
 
 /**
  * A Quiver broadcast's rows, in one task: how Spark reads the relation where it is not the build
@@ -50,10 +49,11 @@ final private[quiver] class BroadcastScanRDD(
   override protected def getPartitions: Array[Partition] = Array(BroadcastScanRDD.OnlyPartition)
 
   override def compute(split: Partition, context: TaskContext): Iterator[InternalRow] = {
-    val reader = ColumnarBatches.open(broadcast, context, shareDecoded)
+    val reader = QuiverBroadcasts.open(broadcast, BroadcastStreams.byteArrays, shareDecoded)
     reads.add(reader)
     val project = UnsafeProjection.create(output, output)
-    new ColumnarBatches(reader)
+    QuiverBroadcasts
+      .columnarBatches(reader)
       .flatMap(batch => Iterator.tabulate(batch.numRows())(batch.getRow).map(project))
   }
 }
