@@ -17,18 +17,20 @@ object BroadcastReadFigures {
    * order. Through `addTo`, as Spark's `LongAccumulator` and `SQLMetric` share no type that adds a
    * `Long`.
    */
-  def add[A](reader: BroadcastReader, figures: Seq[A])(addTo: (A, Long) => Unit): Unit = {
-    val Seq(decodeTime, waitTime, decoded, decodedPrivately, shared, retained) = figures
-    addTo(decodeTime, reader.decodeNanos())
-    addTo(waitTime, reader.waitNanos())
-    addTo(
-      reader.served() match {
-        case Served.DECODED => decoded
-        case Served.PRIVATE => decodedPrivately
-        case Served.SHARED => shared
-        case Served.RETAINED => retained
-      },
-      1L
-    )
-  }
+  def add[A](reader: BroadcastReader, figures: Seq[A])(addTo: (A, Long) => Unit): Unit =
+    figures match {
+      case Seq(decodeTime, waitTime, decoded, decodedPrivately, shared, retained) =>
+        addTo(decodeTime, reader.decodeNanos())
+        addTo(waitTime, reader.waitNanos())
+        addTo(
+          reader.served() match {
+            case Served.DECODED => decoded
+            case Served.PRIVATE => decodedPrivately
+            case Served.SHARED => shared
+            case Served.RETAINED => retained
+          },
+          1L
+        )
+      case _ => throw new IllegalArgumentException(s"six figures expected, got ${figures.size}")
+    }
 }
