@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarCharVector;
@@ -91,21 +90,23 @@ final class BenchBroadcast extends InMemoryBroadcast {
 
   /** Rows {@code [first, first + n)} of the mixed shape; strings of 8 to 19 bytes. */
   private static VectorSchemaRoot mixed(BufferAllocator allocator, long first, int n) {
-    VectorSchemaRoot root = VectorSchemaRoot.create(mixedSchema(), allocator);
-    BigIntVector k = (BigIntVector) root.getVector("k");
-    IntVector i = (IntVector) root.getVector("i");
-    Float8Vector d = (Float8Vector) root.getVector("d");
-    VarCharVector s = (VarCharVector) root.getVector("s");
-    root.allocateNew();
-    for (int r = 0; r < n; r++) {
-      long key = first + r;
-      k.setSafe(r, key);
-      i.setSafe(r, (int) (key * 2_654_435_761L));
-      d.setSafe(r, key * 0.25);
-      s.setSafe(
-          r, ("name-" + key + "-" + Long.toHexString(key * 31)).getBytes(StandardCharsets.UTF_8));
-    }
-    root.setRowCount(n);
-    return root;
+    return TestData.keyedRows(
+        mixedSchema(),
+        allocator,
+        first,
+        n,
+        root -> {
+          IntVector i = (IntVector) root.getVector("i");
+          Float8Vector d = (Float8Vector) root.getVector("d");
+          VarCharVector s = (VarCharVector) root.getVector("s");
+          return (r, key) -> {
+            i.setSafe(r, (int) (key * 2_654_435_761L));
+            d.setSafe(r, key * 0.25);
+            s.setSafe(
+                r,
+                ("name-" + key + "-" + Long.toHexString(key * 31))
+                    .getBytes(StandardCharsets.UTF_8));
+          };
+        });
   }
 }

@@ -37,7 +37,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
  * The decoded-broadcast cache on a 1M-row build side (long, long, string; Spark's lz4 codec).
@@ -184,13 +183,12 @@ public class CacheBenchmark {
   }
 
   /**
-   * Per-round figures, averaged over the rounds of an iteration. JMH sums {@code EVENTS} counters
-   * over the measurement iterations, so each is stored divided by their count: the reported sum is
-   * the mean over iterations of the per-round figure.
+   * Per-round figures, averaged over the rounds of an iteration; reported as the mean over
+   * iterations of the per-round figure.
    */
   @AuxCounters(AuxCounters.Type.EVENTS)
   @State(Scope.Thread)
-  public static class RoundStats {
+  public static class RoundStats extends IterationCounters {
     /** CPU time of all worker threads in one round, in ms. */
     public double cpuMs;
 
@@ -203,21 +201,13 @@ public class CacheBenchmark {
     /** Decodes (shared and private) the cache made in one round. */
     public double decodes;
 
-    private double scale;
-    private long rounds;
     private long cpuNanos;
     private long peakBytes;
     private long heldBytes;
     private long decodeCount;
 
-    @Setup(Level.Trial)
-    public void scale(BenchmarkParams params) {
-      scale = 1.0 / params.getMeasurement().getCount();
-    }
-
-    @Setup(Level.Iteration)
-    public void reset() {
-      rounds = 0;
+    @Override
+    protected void clearSums() {
       cpuNanos = 0;
       peakBytes = 0;
       heldBytes = 0;
@@ -225,16 +215,15 @@ public class CacheBenchmark {
     }
 
     void add(long cpu, long peak, long held, long decoded) {
-      rounds++;
+      countEvent();
       cpuNanos += cpu;
       peakBytes += peak;
       heldBytes += held;
       decodeCount += decoded;
-      double perRound = scale / rounds;
-      cpuMs = cpuNanos / 1e6 * perRound;
-      peakMiB = peakBytes / MIB * perRound;
-      heldMiB = heldBytes / MIB * perRound;
-      decodes = decodeCount * perRound;
+      cpuMs = perEvent(cpuNanos / 1e6);
+      peakMiB = perEvent(peakBytes / MIB);
+      heldMiB = perEvent(heldBytes / MIB);
+      decodes = perEvent((double) decodeCount);
     }
   }
 

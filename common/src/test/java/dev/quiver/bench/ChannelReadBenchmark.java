@@ -31,7 +31,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
@@ -67,31 +66,20 @@ public class ChannelReadBenchmark {
   private ByteBuffer direct;
   private ByteBuffer heap;
 
-  /**
-   * Stream calls of the last pass over the file. JMH sums {@code EVENTS} counters over the
-   * measurement iterations, so each is stored divided by their count: the reported sum is the
-   * per-pass figure.
-   */
+  /** Stream calls of the last pass over the file, each reported as the per-pass figure. */
   @AuxCounters(AuxCounters.Type.EVENTS)
   @State(Scope.Thread)
-  public static class Calls {
+  public static class Calls extends IterationCounters {
     public double availableCalls;
     public double readCalls;
     public double fileAvailableCalls;
     public double fileReadCalls;
 
-    private double scale;
-
-    @Setup(Level.Trial)
-    public void scale(BenchmarkParams params) {
-      scale = 1.0 / params.getMeasurement().getCount();
-    }
-
     void record(Opened in) {
-      availableCalls = in.outer.counts().availableCalls() * scale;
-      readCalls = in.outer.counts().reads() * scale;
-      fileAvailableCalls = in.file.counts().availableCalls() * scale;
-      fileReadCalls = in.file.counts().reads() * scale;
+      availableCalls = perIteration((double) in.outer.counts().availableCalls());
+      readCalls = perIteration((double) in.outer.counts().reads());
+      fileAvailableCalls = perIteration((double) in.file.counts().availableCalls());
+      fileReadCalls = perIteration((double) in.file.counts().reads());
     }
   }
 
@@ -135,6 +123,23 @@ public class ChannelReadBenchmark {
     return new Opened(new CountingInputStream(new BufferedInputStream(raw, STREAM_BUFFER)), raw);
   }
 
+  /** {@link #open}, its CPU time counted from before the open. */
+  private Opened openTimed(InvocationCpu cpu) throws IOException {
+    cpu.start();
+    return open();
+  }
+
+  /**
+   * The end of a pass that read {@code bytes} from {@code in}: the CPU time stops (before the
+   * stream is closed), the length is checked and the stream calls recorded.
+   */
+  private static long passDone(Opened in, long bytes, Calls calls, InvocationCpu cpu) {
+    cpu.stop();
+    check(bytes);
+    calls.record(in);
+    return bytes;
+  }
+
   private static long drain(ReadableByteChannel channel, ByteBuffer buffer) throws IOException {
     long total = 0;
     buffer.clear();
@@ -158,27 +163,19 @@ public class ChannelReadBenchmark {
 
   @Benchmark
   public long channelPiecewise(Calls calls, InvocationCpu cpu) throws IOException {
-    cpu.start();
-    Opened in = open();
+    Opened in = openTimed(cpu);
     try (ReadableByteChannel channel = new PiecewiseInputChannel(in.outer)) {
       long bytes = drain(channel, direct);
-      cpu.stop();
-      check(bytes);
-      calls.record(in);
-      return bytes;
+      return passDone(in, bytes, calls, cpu);
     }
   }
 
   @Benchmark
   public long channelJdk(Calls calls, InvocationCpu cpu) throws IOException {
-    cpu.start();
-    Opened in = open();
+    Opened in = openTimed(cpu);
     try (ReadableByteChannel channel = Channels.newChannel(in.outer)) {
       long bytes = drain(channel, direct);
-      cpu.stop();
-      check(bytes);
-      calls.record(in);
-      return bytes;
+      return passDone(in, bytes, calls, cpu);
     }
   }
 
@@ -186,8 +183,7 @@ public class ChannelReadBenchmark {
 
   private long readFullyPiecewise(ByteBuffer buffer, Calls calls, InvocationCpu cpu, Blackhole bh)
       throws IOException {
-    cpu.start();
-    Opened in = open();
+    Opened in = openTimed(cpu);
     try (InputStream stream = in.outer) {
       long total = 0;
       while (true) {
@@ -199,17 +195,13 @@ public class ChannelReadBenchmark {
           break;
         }
       }
-      cpu.stop();
-      check(total);
-      calls.record(in);
-      return total;
+      return passDone(in, total, calls, cpu);
     }
   }
 
   private long readFullyJdk(ByteBuffer buffer, Calls calls, InvocationCpu cpu, Blackhole bh)
       throws IOException {
-    cpu.start();
-    Opened in = open();
+    Opened in = openTimed(cpu);
     try (ReadableByteChannel channel = Channels.newChannel(in.outer)) {
       long total = 0;
       boolean eof = false;
@@ -225,10 +217,7 @@ public class ChannelReadBenchmark {
         }
         bh.consume(buffer.get(0));
       }
-      cpu.stop();
-      check(total);
-      calls.record(in);
-      return total;
+      return passDone(in, total, calls, cpu);
     }
   }
 

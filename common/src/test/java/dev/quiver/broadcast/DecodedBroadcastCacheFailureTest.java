@@ -25,10 +25,16 @@ class DecodedBroadcastCacheFailureTest extends CacheTestBase {
     return encode(31, Shape.BUILD_SIDE, codec, new int[] {4000}, new int[] {4000, 4000, 4000});
   }
 
+  /** {@link #broadcast} of {@code codec}, whose first decode fails. */
+  private TestBroadcast failingOnce(StreamCodec codec) throws Exception {
+    TestBroadcast broadcast = broadcast(codec);
+    decoder.failCall(1);
+    return broadcast;
+  }
+
   @Test
   void failedDecodeLeavesNothingAllocatedAndTheNextTaskTriesASharedDecodeAgain() throws Exception {
-    TestBroadcast broadcast = broadcast(StreamCodec.NONE);
-    decoder.failCall(1);
+    TestBroadcast broadcast = failingOnce(StreamCodec.NONE);
     FakeTask failing = new FakeTask();
     assertThrows(ScriptedDecoder.InjectedFailure.class, () -> cache.open(broadcast, failing, true));
     assertTrue(decoder.lastFailurePeakBytes() > 0, "the decode failed before allocating");
@@ -55,8 +61,7 @@ class DecodedBroadcastCacheFailureTest extends CacheTestBase {
 
   @Test
   void waitersOfAFailedDecodeDecodeForThemselvesAndTheFailingTaskGetsTheError() throws Exception {
-    TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
-    decoder.failCall(1);
+    TestBroadcast broadcast = failingOnce(SparkStreamCodec.LZ4);
     FakeTask failing = new FakeTask();
     HeldDecode decode = openBehindAHeldDecode(broadcast, failing);
 
@@ -114,8 +119,7 @@ class DecodedBroadcastCacheFailureTest extends CacheTestBase {
 
   @Test
   void failedPrivateDecodeWithSharingOffLeavesNothing() throws Exception {
-    TestBroadcast broadcast = broadcast(SparkStreamCodec.LZ4);
-    decoder.failCall(1);
+    TestBroadcast broadcast = failingOnce(SparkStreamCodec.LZ4);
     FakeTask task = new FakeTask();
     assertThrows(ScriptedDecoder.InjectedFailure.class, () -> cache.open(broadcast, task, false));
     assertTrue(decoder.lastFailurePeakBytes() > 0);

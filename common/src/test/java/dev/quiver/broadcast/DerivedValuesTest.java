@@ -65,6 +65,16 @@ class DerivedValuesTest extends RetentionTestBase {
     return table;
   }
 
+  /**
+   * {@link #deriveOnce} without looking at the table: it may go with its entry when the task
+   * completes.
+   */
+  private void deriveUnchecked(long id, KeyTableDerivation with) throws Exception {
+    FakeTask task = new FakeTask();
+    openAndRead(id, task).derived(KEY, with);
+    task.complete();
+  }
+
   /** {@code table} holds every key of the test broadcasts (all of {@code first}'s), in order. */
   private static KeyTable checked(KeyTable table) {
     assertEquals(700, table.rows);
@@ -371,9 +381,7 @@ class DerivedValuesTest extends RetentionTestBase {
   void aValueThatPushesItsEntryOverTheBudgetMakesItNotRetained() throws Exception {
     retainingCache(2 * size, 1000 * size);
     KeyTableDerivation big = new KeyTableDerivation(first, 2 * size);
-    FakeTask task = new FakeTask();
-    openAndRead(1, task).derived(KEY, big);
-    task.complete();
+    deriveUnchecked(1, big);
     assertNull(entry(1), "retained over its budget");
     assertEquals(1, big.releases());
     assertEquals(0, memory.used());
@@ -381,9 +389,7 @@ class DerivedValuesTest extends RetentionTestBase {
 
     // One that fits the budget, but not the storage memory, is not retained either.
     retainingCache(100 * size, 2 * size);
-    FakeTask again = new FakeTask();
-    openAndRead(1, again).derived(KEY, big);
-    again.complete();
+    deriveUnchecked(1, big);
     assertNull(entry(1), "retained over the storage memory");
     assertEquals(2, big.releases());
     closeAndAssertAllFreed(big);

@@ -39,6 +39,17 @@ class ReadFiguresTest extends CacheTestBase {
     assertTrue(reader.decodeNanos() > 0, () -> expected + " read with no decode time");
   }
 
+  /**
+   * The readers of {@code decoding}, which decodes {@code broadcast}, and of {@code waiter}, which
+   * opens it while that decode is held, in that order, once both opens are done.
+   */
+  private BroadcastReader[] decodeWithAWaiter(
+      TestBroadcast broadcast, FakeTask decoding, FakeTask waiter) throws Exception {
+    HeldDecode opens = openBehindAHeldDecode(broadcast, decoding, waiter);
+    opens.release();
+    return new BroadcastReader[] {done(opens.open(0)), done(opens.open(1))};
+  }
+
   private static void assertNotDecoded(Served expected, BroadcastReader reader) {
     assertEquals(expected, reader.served());
     assertEquals(0, reader.decodeNanos(), () -> expected + " read with a decode time");
@@ -50,10 +61,9 @@ class ReadFiguresTest extends CacheTestBase {
     FakeTask decoding = new FakeTask();
     FakeTask waiter = new FakeTask();
     FakeTask later = new FakeTask();
-    HeldDecode opens = openBehindAHeldDecode(broadcast, decoding, waiter);
-    opens.release();
-    BroadcastReader decoded = done(opens.open(0));
-    BroadcastReader waited = done(opens.open(1));
+    BroadcastReader[] readers = decodeWithAWaiter(broadcast, decoding, waiter);
+    BroadcastReader decoded = readers[0];
+    BroadcastReader waited = readers[1];
     BroadcastReader shared = cache.open(broadcast, later, true);
 
     assertDecoded(Served.DECODED, decoded);
@@ -133,10 +143,9 @@ class ReadFiguresTest extends CacheTestBase {
         encode(62, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {300}, new int[] {200});
     FakeTask first = new FakeTask();
     FakeTask waiter = new FakeTask();
-    HeldDecode opens = openBehindAHeldDecode(dictionaries, first, waiter);
-    opens.release();
-    BroadcastReader decoded = done(opens.open(0));
-    BroadcastReader privately = done(opens.open(1));
+    BroadcastReader[] readers = decodeWithAWaiter(dictionaries, first, waiter);
+    BroadcastReader decoded = readers[0];
+    BroadcastReader privately = readers[1];
 
     // As the counters have it: the first decode was meant to be shared.
     assertDecoded(Served.DECODED, decoded);

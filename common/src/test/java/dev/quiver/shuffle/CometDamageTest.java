@@ -57,6 +57,40 @@ class CometDamageTest {
 
   private static final String MAP = CometFiles.MAPS.get(0);
 
+  /** One flipped bit: byte {@code at} XORed with {@code mask}. */
+  private static final class Flip {
+    final int at;
+    final int mask;
+
+    /** A flip at {@code at} of a bit {@code random} picks. */
+    Flip(int at, Random random) {
+      this.at = at;
+      this.mask = 1 << random.nextInt(8);
+    }
+
+    /** A copy of {@code bytes} with this bit flipped. */
+    byte[] of(byte[] bytes) {
+      byte[] damaged = bytes.clone();
+      damaged[at] ^= (byte) mask;
+      return damaged;
+    }
+
+    @Override
+    public String toString() {
+      return "byte " + at + " ^ " + mask;
+    }
+  }
+
+  /** The flips of the flip tests, the same on every run: one random bit at each random offset. */
+  private static List<Flip> flips(int length) {
+    Random random = new Random(FLIP_SEED);
+    List<Flip> flips = new ArrayList<>();
+    for (int at : offsets(random, length)) {
+      flips.add(new Flip(at, random));
+    }
+    return flips;
+  }
+
   /** How damaged reads ended. */
   private static final class Outcomes {
     int failed;
@@ -104,12 +138,9 @@ class CometDamageTest {
     byte[] bytes = Files.readAllBytes(CometFiles.broadcast());
     List<List<Object>> expected = readBroadcast(bytes, allocator);
     Outcomes outcomes = new Outcomes();
-    Random random = new Random(FLIP_SEED);
-    for (int at : offsets(random, bytes.length)) {
-      byte[] damaged = bytes.clone();
-      int mask = 1 << random.nextInt(8);
-      damaged[at] ^= (byte) mask;
-      String what = "broadcast-0.bin byte " + at + " ^ " + mask;
+    for (Flip flip : flips(bytes.length)) {
+      byte[] damaged = flip.of(bytes);
+      String what = "broadcast-0.bin " + flip;
       List<List<Object>> rows = readBroadcastDamaged(damaged, allocator, what);
       assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
       if (rows == null) {
@@ -160,8 +191,10 @@ class CometDamageTest {
   void shuffleTruncated(String codec, BufferAllocator allocator) throws IOException {
     CometTestFiles.MapOutput output = CometTestFiles.read(CometFiles.shuffleFolder(codec), MAP);
     byte[] data = output.data;
-    List<List<List<Object>>> expected = readDecoder(data, output.offsets, allocator, codec, null);
-    assertEquals(expected, readRaw(data, output.offsets, allocator, codec, null));
+    List<List<List<Object>>> expected =
+        readPartitions(data, output.offsets, allocator, codec, null, /* raw= */ false);
+    assertEquals(
+        expected, readPartitions(data, output.offsets, allocator, codec, null, /* raw= */ true));
     Baseline baseline = new Baseline(data, output.offsets, expected);
     TreeSet<Long> blockStarts = new TreeSet<>();
     for (long offset : output.offsets) {
@@ -169,21 +202,17 @@ class CometDamageTest {
     }
     Outcomes outcomes = new Outcomes();
     for (int cut : offsets(new Random(TRUNCATION_SEED), data.length)) {
+      RowsCheck cutAtABoundary =
+          (rows, what) -> {
+            // Reading a partition's range of a cut file ends early; only at a block boundary can
+            // no reader tell (Spark's index, not the blocks, says where a partition ends).
+            assertTrue(blockStarts.contains((long) cut), what + " read without error");
+            assertEquals(prefix(expected, output.offsets, cut), rows, what);
+            outcomes.sameRows++;
+          };
+      String name = codec + " " + MAP + ".data cut at " + cut;
       byte[] damaged = Arrays.copyOf(data, cut);
-      for (boolean raw : new boolean[] {false, true}) {
-        String what = codec + " " + MAP + ".data cut at " + cut + (raw ? ", raw" : ", decoder");
-        List<List<List<Object>>> rows = readDamaged(damaged, baseline, allocator, codec, raw, what);
-        assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
-        if (rows == null) {
-          outcomes.failed++;
-        } else {
-          // Reading a partition's range of a cut file ends early; only at a block boundary can
-          // no reader tell (Spark's index, not the blocks, says where a partition ends).
-          assertTrue(blockStarts.contains((long) cut), what + " read without error");
-          assertEquals(prefix(expected, output.offsets, cut), rows, what);
-          outcomes.sameRows++;
-        }
-      }
+      readBothPaths(damaged, name, baseline, allocator, codec, outcomes, cutAtABoundary);
     }
     System.out.println(codec + " shuffle, truncated: " + outcomes);
   }
@@ -198,30 +227,25 @@ class CometDamageTest {
       // blocks, no block checksum, no content size, no content checksum.
       assertEquals(0x60, data[24] & 0xFF, "Comet's LZ4 frames carry no checksums");
     }
-    List<List<List<Object>>> expected = readDecoder(data, output.offsets, allocator, codec, null);
+    List<List<List<Object>>> expected =
+        readPartitions(data, output.offsets, allocator, codec, null, /* raw= */ false);
     Baseline baseline = new Baseline(data, output.offsets, expected);
     Outcomes outcomes = new Outcomes();
-    Random random = new Random(FLIP_SEED);
-    for (int at : offsets(random, data.length)) {
-      byte[] damaged = data.clone();
-      int mask = 1 << random.nextInt(8);
-      damaged[at] ^= (byte) mask;
-      for (boolean raw : new boolean[] {false, true}) {
-        String what =
-            codec + " " + MAP + ".data byte " + at + " ^ " + mask + (raw ? ", raw" : ", decoder");
-        List<List<List<Object>>> rows = readDamaged(damaged, baseline, allocator, codec, raw, what);
-        assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
-        if (rows == null) {
-          outcomes.failed++;
-        } else if (rows.equals(expected)) {
-          outcomes.sameRows++;
-        } else {
-          // Snappy's framing checksums every chunk (CRC32C): it must not get here.
-          assertEquals("lz4", codec, what + " gave different rows");
-          assertTrue(insideLz4Data(at, output.offsets), what + ": outside the compressed data");
-          outcomes.undetectable++;
-        }
-      }
+    for (Flip flip : flips(data.length)) {
+      RowsCheck sameOrUndetectable =
+          (rows, what) -> {
+            if (rows.equals(expected)) {
+              outcomes.sameRows++;
+            } else {
+              // Snappy's framing checksums every chunk (CRC32C): it must not get here.
+              assertEquals("lz4", codec, what + " gave different rows");
+              assertTrue(
+                  insideLz4Data(flip.at, output.offsets), what + ": outside the compressed data");
+              outcomes.undetectable++;
+            }
+          };
+      String name = codec + " " + MAP + ".data " + flip;
+      readBothPaths(flip.of(data), name, baseline, allocator, codec, outcomes, sameOrUndetectable);
     }
     System.out.println(codec + " shuffle, flipped: " + outcomes);
     assertTrue(outcomes.failed > 0, outcomes.toString());
@@ -236,6 +260,36 @@ class CometDamageTest {
       }
     }
     return false;
+  }
+
+  /** What a test checks of rows a damaged read gave, {@code what} naming the read. */
+  private interface RowsCheck {
+    void check(List<List<List<Object>>> rows, String what);
+  }
+
+  /**
+   * Reads {@code damaged} (named {@code name}) through the decoding and the direct-read path: each
+   * read leaks nothing and either fails as it must (counted in {@code outcomes}) or gives rows that
+   * {@code check} accepts and counts.
+   */
+  private static void readBothPaths(
+      byte[] damaged,
+      String name,
+      Baseline baseline,
+      BufferAllocator allocator,
+      String codec,
+      Outcomes outcomes,
+      RowsCheck check) {
+    for (boolean raw : new boolean[] {false, true}) {
+      String what = name + (raw ? ", raw" : ", decoder");
+      List<List<List<Object>>> rows = readDamaged(damaged, baseline, allocator, codec, raw, what);
+      assertEquals(0, allocator.getAllocatedMemory(), what + " leaked");
+      if (rows == null) {
+        outcomes.failed++;
+      } else {
+        check.check(rows, what);
+      }
+    }
   }
 
   /**
@@ -253,9 +307,7 @@ class CometDamageTest {
       boolean raw,
       String what) {
     try {
-      return raw
-          ? readRaw(data, baseline.offsets, allocator, codec, baseline)
-          : readDecoder(data, baseline.offsets, allocator, codec, baseline);
+      return readPartitions(data, baseline.offsets, allocator, codec, baseline, raw);
     } catch (IOException e) {
       assertNotNull(e.getMessage(), what);
       assertTrue(e.getMessage().contains("block "), what + ": " + e);
@@ -297,33 +349,30 @@ class CometDamageTest {
     return Arrays.copyOfRange(data, start, end);
   }
 
-  /** One read path: the rows of the blocks in {@code bytes}, named {@code source}. */
-  private interface PartitionRows {
-    List<List<Object>> read(byte[] bytes, String source) throws IOException;
-  }
-
   /**
-   * Every partition's rows, read by {@code path}, or taken from {@code baseline} (when given) for a
-   * partition whose bytes are undamaged.
+   * Every partition's rows, read by the direct-read path ({@code raw}: each body decoded as a
+   * native engine would, here with Quiver's own decode of the block's codec) or the decoding path,
+   * or taken from {@code baseline} (when given) for a partition whose bytes are undamaged.
    */
   private static List<List<List<Object>>> readPartitions(
-      byte[] data, long[] offsets, String codec, Baseline baseline, PartitionRows path)
+      byte[] data,
+      long[] offsets,
+      BufferAllocator allocator,
+      String codec,
+      Baseline baseline,
+      boolean raw)
       throws IOException {
     List<List<List<Object>>> partitions = new ArrayList<>();
     for (int p = 0; p + 1 < offsets.length; p++) {
       byte[] bytes = partition(data, offsets, p);
       List<List<Object>> undamaged = baseline == null ? null : baseline.rowsIfUndamaged(p, bytes);
-      partitions.add(undamaged != null ? undamaged : path.read(bytes, codec + " partition " + p));
+      String source = codec + " partition " + p;
+      partitions.add(
+          undamaged != null
+              ? undamaged
+              : raw ? rawRows(bytes, source, allocator) : decoderRows(bytes, source, allocator));
     }
     return partitions;
-  }
-
-  /** The decoding path: every partition's rows. */
-  private static List<List<List<Object>>> readDecoder(
-      byte[] data, long[] offsets, BufferAllocator allocator, String codec, Baseline baseline)
-      throws IOException {
-    return readPartitions(
-        data, offsets, codec, baseline, (bytes, source) -> decoderRows(bytes, source, allocator));
   }
 
   private static List<List<Object>> decoderRows(
@@ -341,17 +390,6 @@ class CometDamageTest {
       }
     }
     return rows;
-  }
-
-  /**
-   * The direct-read path: every partition's rows, each body decoded as a native engine would, here
-   * with Quiver's own decode of the block's codec.
-   */
-  private static List<List<List<Object>>> readRaw(
-      byte[] data, long[] offsets, BufferAllocator allocator, String codec, Baseline baseline)
-      throws IOException {
-    return readPartitions(
-        data, offsets, codec, baseline, (bytes, source) -> rawRows(bytes, source, allocator));
   }
 
   private static List<List<Object>> rawRows(byte[] bytes, String source, BufferAllocator allocator)

@@ -43,20 +43,17 @@ class ExactLengthTest {
       assertFalse(blind.next());
     }
 
-    try (ShuffleBlockDecoder decoder =
-        new ShuffleBlockDecoder(exact(cut, stream.length), allocator)) {
-      assertTrue(decoder.next());
-      EOFException e = assertThrows(EOFException.class, decoder::next);
-      assertEquals(
-          "Shuffle 4 map 9 reduce partition 2 ended after "
-              + boundary
-              + " of its "
-              + stream.length
-              + " bytes ("
-              + (stream.length - boundary)
-              + " missing)",
-          e.getMessage());
-    }
+    EOFException cutShort =
+        secondBlockFails(EOFException.class, exact(cut, stream.length), allocator);
+    assertEquals(
+        "Shuffle 4 map 9 reduce partition 2 ended after "
+            + boundary
+            + " of its "
+            + stream.length
+            + " bytes ("
+            + (stream.length - boundary)
+            + " missing)",
+        cutShort.getMessage());
     try (RawBlockIterator raw = new RawBlockIterator(exact(cut, stream.length))) {
       assertTrue(raw.next());
       EOFException e = assertThrows(EOFException.class, raw::next);
@@ -79,17 +76,14 @@ class ExactLengthTest {
   void aSegmentLongerThanItsLengthIsCorrupt(BufferAllocator allocator) throws IOException {
     byte[] stream = twoBlocks(allocator, BlockCodec.NONE);
     int boundary = Blocks.boundaries(stream).get(1);
-    try (ShuffleBlockDecoder decoder =
-        new ShuffleBlockDecoder(exact(stream, boundary), allocator)) {
-      assertTrue(decoder.next());
-      ShuffleCorruptionException e = assertThrows(ShuffleCorruptionException.class, decoder::next);
-      assertEquals(
-          "Shuffle 4 map 9 reduce partition 2 holds more than its expected "
-              + boundary
-              + " bytes: the stream goes on past byte "
-              + boundary,
-          e.getMessage());
-    }
+    ShuffleCorruptionException e =
+        secondBlockFails(ShuffleCorruptionException.class, exact(stream, boundary), allocator);
+    assertEquals(
+        "Shuffle 4 map 9 reduce partition 2 holds more than its expected "
+            + boundary
+            + " bytes: the stream goes on past byte "
+            + boundary,
+        e.getMessage());
   }
 
   /**
@@ -112,13 +106,10 @@ class ExactLengthTest {
     }
 
     InputStream checked = SparkStreamCodec.LZ4.decompress(exact(first, length));
-    try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(checked, allocator)) {
-      assertTrue(decoder.next());
-      EOFException e = assertThrows(EOFException.class, decoder::next);
-      assertTrue(
-          e.getMessage().contains("ended after " + first.length + " of its " + length + " bytes"),
-          e.getMessage());
-    }
+    EOFException e = secondBlockFails(EOFException.class, checked, allocator);
+    assertTrue(
+        e.getMessage().contains("ended after " + first.length + " of its " + length + " bytes"),
+        e.getMessage());
   }
 
   @Test
@@ -126,6 +117,15 @@ class ExactLengthTest {
     InputStream empty = new ByteArrayInputStream(new byte[0]);
     assertThrows(IllegalArgumentException.class, () -> new ExactLengthInputStream(empty, -1, "x"));
     assertThrows(NullPointerException.class, () -> new ExactLengthInputStream(empty, 0, null));
+  }
+
+  /** What a decoder over {@code in} throws reading its second block, having read the first. */
+  private static <T extends Throwable> T secondBlockFails(
+      Class<T> failure, InputStream in, BufferAllocator allocator) throws IOException {
+    try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator)) {
+      assertTrue(decoder.next());
+      return assertThrows(failure, decoder::next);
+    }
   }
 
   private static InputStream exact(byte[] bytes, long expected) {

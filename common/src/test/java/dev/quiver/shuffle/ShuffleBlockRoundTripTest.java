@@ -58,6 +58,12 @@ class ShuffleBlockRoundTripTest {
     }
   }
 
+  /** The reader closed its stream and never asked it for {@code available()}. */
+  private static void assertClosedWithoutAvailableCalls(CountingInputStream in) {
+    assertTrue(in.isClosed());
+    assertEquals(0, in.counts().availableCalls());
+  }
+
   @ParameterizedTest
   @MethodSource("codecs")
   void decoderReadsBackEveryBlock(BlockCodec codec, BufferAllocator allocator) throws IOException {
@@ -77,8 +83,7 @@ class ShuffleBlockRoundTripTest {
       assertFalse(decoder.next(), "the stream ends at a block boundary");
       assertFalse(decoder.next(), "and stays ended");
     }
-    assertTrue(in.isClosed());
-    assertEquals(0, in.counts().availableCalls());
+    assertClosedWithoutAvailableCalls(in);
   }
 
   @ParameterizedTest
@@ -117,8 +122,7 @@ class ShuffleBlockRoundTripTest {
       }
       assertFalse(blocks.next());
     }
-    assertTrue(in.isClosed());
-    assertEquals(0, in.counts().availableCalls());
+    assertClosedWithoutAvailableCalls(in);
   }
 
   @ParameterizedTest

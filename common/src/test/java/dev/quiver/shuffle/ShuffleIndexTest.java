@@ -39,6 +39,15 @@ class ShuffleIndexTest {
     assertTrue(e.getMessage().contains("shuffle_3_38_0.index"), "names the file: " + e);
   }
 
+  /**
+   * Reading the index of {@code offsets} for a data file of {@code dataLength} bytes refuses it.
+   */
+  private void assertReadRefused(String expected, long dataLength, long... offsets)
+      throws IOException {
+    Path file = index(offsets);
+    assertRefused(expected, () -> ShuffleIndex.read(file, dataLength));
+  }
+
   @Test
   void aValidIndexGivesEachPartitionsSegment() throws IOException {
     Path file = index(0, 100, 100, 250);
@@ -69,18 +78,11 @@ class ShuffleIndexTest {
 
   @Test
   void offsetsThatDecreaseOrDoNotStartAtZeroAreRefused() throws IOException {
-    Path decreasing = index(0, 500, 100, 600);
-    assertRefused(
-        "offset 2 (at index byte 16) is 100, expected at least 500",
-        () -> ShuffleIndex.read(decreasing, 600));
-    Path late = index(8, 100);
-    assertRefused(
-        "offset 0 (at index byte 0) is 8, expected at least 0 (and exactly 0)",
-        () -> ShuffleIndex.read(late, 100));
-    Path negative = index(0, -1, 100);
-    assertRefused(
-        "offset 1 (at index byte 8) is -1, expected at least 0",
-        () -> ShuffleIndex.read(negative, 100));
+    assertReadRefused(
+        "offset 2 (at index byte 16) is 100, expected at least 500", 600, 0, 500, 100, 600);
+    assertReadRefused(
+        "offset 0 (at index byte 0) is 8, expected at least 0 (and exactly 0)", 100, 8, 100);
+    assertReadRefused("offset 1 (at index byte 8) is -1, expected at least 0", 100, 0, -1, 100);
   }
 
   @Test

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Function;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
@@ -212,16 +213,44 @@ public final class TestData {
 
   /** {@code rows} rows of {@link #buildSideSchema()} starting at key {@code firstKey}. */
   public static VectorSchemaRoot buildSide(BufferAllocator allocator, long firstKey, int rows) {
-    VectorSchemaRoot root = VectorSchemaRoot.create(buildSideSchema(), allocator);
+    return keyedRows(
+        buildSideSchema(),
+        allocator,
+        firstKey,
+        rows,
+        root -> {
+          BigIntVector v = (BigIntVector) root.getVector("v");
+          VarCharVector s = (VarCharVector) root.getVector("s");
+          return (r, key) -> {
+            v.setSafe(r, key * 31 + 7);
+            s.setSafe(r, ("value-" + key).getBytes(StandardCharsets.UTF_8));
+          };
+        });
+  }
+
+  /** Sets the columns of one row but its key, from the key. */
+  public interface KeyedRow {
+    void set(int row, long key);
+  }
+
+  /**
+   * {@code rows} rows of {@code schema}, whose long column {@code k} holds the keys, from {@code
+   * firstKey} up; {@code rest}, given the batch's root, sets each row's other columns.
+   */
+  public static VectorSchemaRoot keyedRows(
+      Schema schema,
+      BufferAllocator allocator,
+      long firstKey,
+      int rows,
+      Function<VectorSchemaRoot, KeyedRow> rest) {
+    VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
     BigIntVector k = (BigIntVector) root.getVector("k");
-    BigIntVector v = (BigIntVector) root.getVector("v");
-    VarCharVector s = (VarCharVector) root.getVector("s");
+    KeyedRow others = rest.apply(root);
     root.allocateNew();
     for (int r = 0; r < rows; r++) {
       long key = firstKey + r;
       k.setSafe(r, key);
-      v.setSafe(r, key * 31 + 7);
-      s.setSafe(r, ("value-" + key).getBytes(StandardCharsets.UTF_8));
+      others.set(r, key);
     }
     root.setRowCount(rows);
     return root;

@@ -3,7 +3,7 @@ package dev.quiver.bench
 import java.io.File
 
 import dev.quiver.bench.BroadcastJoinBench.Run
-import dev.quiver.bench.ReportText.{median, ratio, save}
+import dev.quiver.bench.ReportText.{median, ratio, save, Medians}
 
 /**
  * The main job's results: a Markdown table, a CSV of every run, and an SVG chart. `cometSkipped`
@@ -16,32 +16,23 @@ class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[St
   /** Quiver's settings, as the ratios list them. */
   private val Quiver = Seq("off", "on", BroadcastJoinBench.Retained)
 
-  private val shapes: Seq[Shape] = options.shapes.filter(s => runs.exists(_.shape == s))
+  private val medians = new Medians(runs, options)(rs =>
+    rs.head.copy(
+      wallMillis = median(rs.map(_.wallMillis)),
+      runMillis = median(rs.map(_.runMillis)),
+      cpuMillis = median(rs.map(_.cpuMillis)),
+      slowestMillis = median(rs.map(_.slowestMillis)),
+      decodes = median(rs.map(_.decodes)),
+      builds = median(rs.map(_.builds)),
+      processCpuMillis = median(rs.map(_.processCpuMillis)),
+      bytesKept = median(rs.map(_.bytesKept))
+    )
+  )
 
-  private def medians(shape: Shape, setting: String): Option[Run] = {
-    val rs = runs.filter(r => r.shape == shape && r.setting == setting)
-    if (rs.isEmpty) None
-    else
-      Some(
-        rs.head.copy(
-          wallMillis = median(rs.map(_.wallMillis)),
-          runMillis = median(rs.map(_.runMillis)),
-          cpuMillis = median(rs.map(_.cpuMillis)),
-          slowestMillis = median(rs.map(_.slowestMillis)),
-          decodes = median(rs.map(_.decodes)),
-          builds = median(rs.map(_.builds)),
-          processCpuMillis = median(rs.map(_.processCpuMillis)),
-          bytesKept = median(rs.map(_.bytesKept))
-        )
-      )
-  }
+  private val shapes: Seq[Shape] = medians.shapes
 
   def markdown: String = {
-    val rows = for {
-      shape <- shapes
-      setting <- BroadcastJoinBench.Settings
-      m <- medians(shape, setting)
-    } yield {
+    val rows = medians.rows(BroadcastJoinBench.Settings) { (shape, setting, m) =>
       val (decodes, builds, kept) =
         if (setting == "Spark" || setting == Comet) ("–", "–", "–")
         else (m.decodes.toString, m.builds.toString, mib(m.bytesKept))
@@ -81,7 +72,7 @@ class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[St
       }
       s"- ${shape.name}, $setting: ${counts.mkString(", ")}"
     }
-    val rounds = runs.map(_.round).distinct.size
+    val rounds = medians.rounds
     (Seq(
       "| Shape | Setting (Spark / off / on / on+retain / Comet) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Process CPU | Decodes | Tables built | Largest entry kept |",
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -56,7 +56,7 @@ object BroadcastJoinBench {
       bytesKept: Long,
       sums: Seq[Long],
       perExecutor: Map[String, ExecutorCounts] = Map.empty
-  )
+  ) extends ReportText.ShapeRun
 
   /** On a cluster: what one executor decoded and built during a query. */
   final case class ExecutorCounts(decodes: Long, builds: Long)

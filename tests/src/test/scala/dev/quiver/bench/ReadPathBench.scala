@@ -32,7 +32,7 @@ object ReadPathBench {
       decodes: Long,
       rows: Long,
       sum: Long
-  )
+  ) extends ReportText.ShapeRun
 
   /** The settings of a session, side by side: the peer's, if this build has it, and Quiver's. */
   def settings(peer: Option[PeerBroadcastReader], retain: Boolean): Seq[String] =

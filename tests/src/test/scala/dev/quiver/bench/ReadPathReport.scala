@@ -3,7 +3,7 @@ package dev.quiver.bench
 import java.io.File
 
 import dev.quiver.bench.ReadPathBench.ReadRun
-import dev.quiver.bench.ReportText.{median, ratio, save}
+import dev.quiver.bench.ReportText.{median, ratio, save, Medians}
 
 /**
  * The read-path section's results: a Markdown table of medians with Quiver / peer ratios, and a
@@ -13,7 +13,15 @@ import dev.quiver.bench.ReportText.{median, ratio, save}
  */
 class ReadPathReport(runs: Seq[ReadRun], options: BenchOptions, skipped: Option[String]) {
 
-  private val shapes: Seq[Shape] = options.shapes.filter(s => runs.exists(_.shape == s))
+  private val medians = new Medians(runs, options)(rs =>
+    rs.head.copy(
+      wallMillis = median(rs.map(_.wallMillis)),
+      cpuNanos = median(rs.map(_.cpuNanos)),
+      decodes = median(rs.map(_.decodes))
+    )
+  )
+
+  private val shapes: Seq[Shape] = medians.shapes
 
   /** The readers in a fixed order: each peer's off and on, then Quiver's off, on, on+retain. */
   private val settings: Seq[String] = {
@@ -22,26 +30,11 @@ class ReadPathReport(runs: Seq[ReadRun], options: BenchOptions, skipped: Option[
     seen.filterNot(quiver.contains).sorted ++ quiver.filter(seen.contains)
   }
 
-  private def medians(shape: Shape, setting: String): Option[ReadRun] = {
-    val rs = runs.filter(r => r.shape == shape && r.setting == setting)
-    if (rs.isEmpty) None
-    else
-      Some(
-        rs.head.copy(
-          wallMillis = median(rs.map(_.wallMillis)),
-          cpuNanos = median(rs.map(_.cpuNanos)),
-          decodes = median(rs.map(_.decodes))
-        )
-      )
-  }
-
   def markdown: String = {
-    val rows = for {
-      shape <- shapes
-      setting <- settings
-      m <- medians(shape, setting)
-    } yield s"| ${shape.name} | $setting | ${ms(m.cpuNanos)} | ${f"${m.wallMillis}%,d"} ms | " +
-      s"${m.decodes} |"
+    val rows = medians.rows(settings) { (shape, setting, m) =>
+      s"| ${shape.name} | $setting | ${ms(m.cpuNanos)} | ${f"${m.wallMillis}%,d"} ms | " +
+        s"${m.decodes} |"
+    }
     val peers = settings.filterNot(_.startsWith("Quiver")).map(_.split(' ').head).distinct
     val ratios = for {
       shape <- shapes
@@ -55,7 +48,7 @@ class ReadPathReport(runs: Seq[ReadRun], options: BenchOptions, skipped: Option[
       p <- medians(shape, theirs)
     } yield s"- ${shape.name}: $quiver / $theirs, tasks' CPU ${ratio(q.cpuNanos, p.cpuNanos)}, " +
       s"decodes ${q.decodes} vs ${p.decodes}"
-    val rounds = runs.map(_.round).distinct.size
+    val rounds = medians.rounds
     (Seq(
       "| Shape | Reader | Tasks' CPU | Wall | Decodes |",
       "|---|---|---:|---:|---:|"

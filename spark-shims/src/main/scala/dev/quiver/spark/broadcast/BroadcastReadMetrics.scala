@@ -2,8 +2,8 @@ package dev.quiver.spark.broadcast
 
 import dev.quiver.annotation.Public
 import dev.quiver.broadcast.BroadcastReader
-import dev.quiver.broadcast.BroadcastReader.Served
 import org.apache.spark.SparkContext
+import org.apache.spark.sql.quiver.join.BroadcastReadFigures
 import org.apache.spark.util.LongAccumulator
 
 /**
@@ -42,16 +42,8 @@ final class BroadcastReadMetrics private (
     Seq(decodeTime, waitTime, decoded, decodedPrivately, shared, retained)
 
   /** Adds the figures of one task's open, in that task. */
-  private[broadcast] def add(reader: BroadcastReader): Unit = {
-    decodeTime.add(reader.decodeNanos())
-    waitTime.add(reader.waitNanos())
-    (reader.served() match {
-      case Served.DECODED => decoded
-      case Served.PRIVATE => decodedPrivately
-      case Served.SHARED => shared
-      case Served.RETAINED => retained
-    }).add(1L)
-  }
+  private[broadcast] def add(reader: BroadcastReader): Unit =
+    BroadcastReadFigures.add(reader, all)(_.add(_))
 }
 
 object BroadcastReadMetrics {

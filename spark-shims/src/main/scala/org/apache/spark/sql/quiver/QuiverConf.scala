@@ -4,7 +4,7 @@ import dev.quiver.annotation.Internal
 import java.util.Locale
 
 import dev.quiver.shuffle.ShuffleBlockFormat
-import org.apache.spark.internal.config.ConfigEntry
+import org.apache.spark.internal.config.{ConfigBuilder, ConfigEntry}
 import org.apache.spark.sql.internal.SQLConf
 
 /**
@@ -19,105 +19,97 @@ import org.apache.spark.sql.internal.SQLConf
 @Internal
 object QuiverConf {
 
+  /** A setting each session may set; all of them came with the first release. */
+  private def session(key: String, doc: String): ConfigBuilder =
+    SQLConf.buildConf(key).doc(doc).version("0.1.0")
+
+  /** A static setting, read once per executor; all of them came with the first release. */
+  private def executorWide(key: String, doc: String): ConfigBuilder =
+    SQLConf.buildStaticConf(key).doc(doc).version("0.1.0")
+
+  /** A size in bytes that must be positive. */
+  private def positiveBytes(builder: ConfigBuilder, default: Long): ConfigEntry[Long] =
+    builder.longConf.checkValue(_ > 0, "must be positive").createWithDefault(default)
+
   val ShareDecodedBroadcasts: ConfigEntry[Boolean] =
-    SQLConf
-      .buildConf("spark.quiver.broadcast.shareDecoded.enabled")
-      .doc(
-        "When true, the tasks of one executor that read the same Arrow broadcast at the same " +
-          "time share one decoded copy of it; the copy is freed when the last of them completes, " +
-          "unless spark.quiver.broadcast.retain.enabled keeps it. " +
-          "When false, every task decodes the broadcast for itself."
-      )
-      .version("0.1.0")
-      .booleanConf
+    session(
+      "spark.quiver.broadcast.shareDecoded.enabled",
+      "When true, the tasks of one executor that read the same Arrow broadcast at the same " +
+        "time share one decoded copy of it; the copy is freed when the last of them completes, " +
+        "unless spark.quiver.broadcast.retain.enabled keeps it. " +
+        "When false, every task decodes the broadcast for itself."
+    ).booleanConf
       .createWithDefault(true)
 
   val MaxDecodedBroadcastBytes: ConfigEntry[Long] =
-    SQLConf
-      .buildStaticConf("spark.quiver.broadcast.maxDecodedBytes")
-      .doc(
+    positiveBytes(
+      executorWide(
+        "spark.quiver.broadcast.maxDecodedBytes",
         "The most memory one decoded broadcast may take on an executor. A broadcast whose " +
           "streams claim more is rejected as corrupt before the memory is allocated. " +
           "Executor-wide: set it in the configuration the application starts with; it is read " +
           "once per executor, and a session cannot change it."
-      )
-      .version("0.1.0")
-      .longConf
-      .checkValue(_ > 0, "must be positive")
-      .createWithDefault(8L << 30)
+      ),
+      8L << 30
+    )
 
   val RetainDecodedBroadcasts: ConfigEntry[Boolean] =
-    SQLConf
-      .buildStaticConf("spark.quiver.broadcast.retain.enabled")
-      .doc(
-        "When true, a decoded broadcast stays on the executor after the last task reading it " +
-          "completes, so that later tasks read it without decoding, for as long as Spark keeps " +
-          "the broadcast on that executor. Its bytes are taken from Spark's storage memory, " +
-          "only when free; retained broadcasts are released first when that memory runs low. " +
-          "Executor-wide: read once per executor."
-      )
-      .version("0.1.0")
-      .booleanConf
+    executorWide(
+      "spark.quiver.broadcast.retain.enabled",
+      "When true, a decoded broadcast stays on the executor after the last task reading it " +
+        "completes, so that later tasks read it without decoding, for as long as Spark keeps " +
+        "the broadcast on that executor. Its bytes are taken from Spark's storage memory, " +
+        "only when free; retained broadcasts are released first when that memory runs low. " +
+        "Executor-wide: read once per executor."
+    ).booleanConf
       .createWithDefault(true)
 
   val RetainMaxBytes: ConfigEntry[Long] =
-    SQLConf
-      .buildStaticConf("spark.quiver.broadcast.retain.maxBytes")
-      .doc(
+    positiveBytes(
+      executorWide(
+        "spark.quiver.broadcast.retain.maxBytes",
         "The most memory all retained decoded broadcasts may take on an executor together; " +
           "the least recently used idle ones go first. Executor-wide: read once per executor."
-      )
-      .version("0.1.0")
-      .longConf
-      .checkValue(_ > 0, "must be positive")
-      .createWithDefault(1L << 30)
+      ),
+      1L << 30
+    )
 
   val ShuffleCodec: ConfigEntry[String] =
-    SQLConf
-      .buildConf("spark.quiver.shuffle.codec")
-      .doc(
-        "The codec of the blocks Quiver's shuffle exchange writes: lz4, zstd, snappy or none. " +
-          "Applies only when spark.shuffle.compress is false: when Spark compresses shuffle " +
-          "output (its default), Quiver writes uncompressed blocks, so that bytes are " +
-          "compressed once."
-      )
-      .version("0.1.0")
-      .stringConf
+    session(
+      "spark.quiver.shuffle.codec",
+      "The codec of the blocks Quiver's shuffle exchange writes: lz4, zstd, snappy or none. " +
+        "Applies only when spark.shuffle.compress is false: when Spark compresses shuffle " +
+        "output (its default), Quiver writes uncompressed blocks, so that bytes are " +
+        "compressed once."
+    ).stringConf
       .transform(_.toLowerCase(Locale.ROOT))
       .checkValues(Set("lz4", "zstd", "snappy", "none"))
       .createWithDefault("lz4")
 
   val ShuffleZstdLevel: ConfigEntry[Int] =
-    SQLConf
-      .buildConf("spark.quiver.shuffle.zstd.level")
-      .doc("The zstd level of Quiver's shuffle blocks when spark.quiver.shuffle.codec is zstd.")
-      .version("0.1.0")
-      .intConf
+    session(
+      "spark.quiver.shuffle.zstd.level",
+      "The zstd level of Quiver's shuffle blocks when spark.quiver.shuffle.codec is zstd."
+    ).intConf
       .createWithDefault(1)
 
   val ShuffleBatchSize: ConfigEntry[Int] =
-    SQLConf
-      .buildConf("spark.quiver.shuffle.batchSize")
-      .doc(
-        "The number of rows a reduce task of Quiver's shuffle exchange coalesces small decoded " +
-          "batches up to. Batches of at least this many rows are passed on as they are; 1 " +
-          "turns coalescing off."
-      )
-      .version("0.1.0")
-      .intConf
+    session(
+      "spark.quiver.shuffle.batchSize",
+      "The number of rows a reduce task of Quiver's shuffle exchange coalesces small decoded " +
+        "batches up to. Batches of at least this many rows are passed on as they are; 1 " +
+        "turns coalescing off."
+    ).intConf
       .checkValue(_ > 0, "must be positive")
       .createWithDefault(8192)
 
   val ShuffleMaxBlockBytes: ConfigEntry[Long] =
-    SQLConf
-      .buildConf("spark.quiver.shuffle.maxBlockBytes")
-      .doc(
-        "The largest shuffle block Quiver's exchange writes or reads, in bytes after its " +
-          "length field. A map task whose block would be larger fails and says so; a reduce " +
-          "task reading a block that claims more fails as corrupt before allocating for it."
-      )
-      .version("0.1.0")
-      .longConf
+    session(
+      "spark.quiver.shuffle.maxBlockBytes",
+      "The largest shuffle block Quiver's exchange writes or reads, in bytes after its " +
+        "length field. A map task whose block would be larger fails and says so; a reduce " +
+        "task reading a block that claims more fails as corrupt before allocating for it."
+    ).longConf
       .checkValue(
         v =>
           v >= ShuffleBlockFormat.HEADER_BYTES && v <= ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH,

@@ -16,20 +16,18 @@ class BroadcastReadSuite extends AnyFunSuite with QuiverSparkSession with Before
   private val consumers = 8
 
   private def buildSide: DataFrame =
-    spark
-      .range(0, 3000, 1, 3)
-      .selectExpr(
-        "id AS k",
-        "CASE WHEN id % 5 = 0 THEN NULL ELSE concat('s-', id) END AS s",
-        "named_struct('x', CAST(id AS INT), 'y', CASE WHEN id % 3 = 0 THEN NULL ELSE " +
-          "CAST(id AS STRING) END) AS st",
-        "CASE WHEN id % 7 = 0 THEN NULL ELSE array(id, id + 1, NULL) END AS arr",
-        "map(concat('k', id % 4), id) AS m",
-        "CAST(id / 3 AS DECIMAL(12, 2)) AS dec",
-        "date_add(DATE'2020-01-01', CAST(id AS INT)) AS d",
-        "timestamp_seconds(id * 1000) AS ts",
-        "CAST(concat('b', id) AS BINARY) AS bin"
-      )
+    threePartitionsOf(
+      "id AS k",
+      "CASE WHEN id % 5 = 0 THEN NULL ELSE concat('s-', id) END AS s",
+      "named_struct('x', CAST(id AS INT), 'y', CASE WHEN id % 3 = 0 THEN NULL ELSE " +
+        "CAST(id AS STRING) END) AS st",
+      "CASE WHEN id % 7 = 0 THEN NULL ELSE array(id, id + 1, NULL) END AS arr",
+      "map(concat('k', id % 4), id) AS m",
+      "CAST(id / 3 AS DECIMAL(12, 2)) AS dec",
+      "date_add(DATE'2020-01-01', CAST(id AS INT)) AS d",
+      "timestamp_seconds(id * 1000) AS ts",
+      "CAST(concat('b', id) AS BINARY) AS bin"
+    )
 
   override def afterEach(): Unit = {
     spark.conf.unset(QuiverConf.ShareDecodedBroadcasts.key)
@@ -69,6 +67,22 @@ class BroadcastReadSuite extends AnyFunSuite with QuiverSparkSession with Before
     (rows, tasks.perTask.map(ReadFigures.of(rdd.readMetrics, _)))
   }
 
+  /**
+   * Reads `broadcast`, made of `df`, with every consumer at once, as [[readWithFigures]] does: each
+   * task must get the rows Spark collects of `df`. Returns the RDD and each task's read figures.
+   */
+  private def readAsSpark(
+      df: DataFrame,
+      broadcast: ArrowBroadcast
+  ): (ArrowBroadcastRDD, Seq[ReadFigures]) = {
+    val expected = SparkRows.sorted(df.collect().toSeq)
+    val rdd = broadcast.rdd(consumers)
+    val (perTask, figures) = readWithFigures(rdd, broadcast)
+    assert(perTask.size == consumers)
+    perTask.foreach(rows => assert(SparkRows.sorted(rows) == expected))
+    (rdd, figures)
+  }
+
   /** Every task read once, and the driver's totals are the sums of the tasks' figures. */
   private def assertTotals(rdd: ArrowBroadcastRDD, tasks: Seq[ReadFigures]): Unit = {
     assert(tasks.size == rdd.getNumPartitions)
@@ -93,16 +107,12 @@ class BroadcastReadSuite extends AnyFunSuite with QuiverSparkSession with Before
     val broadcast = ArrowBroadcast.of(df)
     assert(broadcast.rows == 3000)
     assert(broadcast.coalesced, "three source partitions should have been coalesced")
-    val expected = SparkRows.sorted(df.collect().toSeq)
     val counters = QuiverRuntime.broadcastCache.counters()
     val decodesBefore = counters.decodes()
     val sharedBefore = counters.sharedReads()
 
-    val rdd = broadcast.rdd(consumers)
-    val (perTask, figures) = readWithFigures(rdd, broadcast)
+    val (rdd, figures) = readAsSpark(df, broadcast)
 
-    assert(perTask.size == consumers)
-    perTask.foreach(rows => assert(SparkRows.sorted(rows) == expected))
     assert(counters.decodes() - decodesBefore == 1)
     assert(counters.sharedReads() - sharedBefore == consumers - 1)
     // Per task: one decoded, with a decode time; the others read its decode, with none.
@@ -121,15 +131,12 @@ class BroadcastReadSuite extends AnyFunSuite with QuiverSparkSession with Before
     val df = buildSide
     spark.conf.set(QuiverConf.ShareDecodedBroadcasts.key, "false")
     val broadcast = ArrowBroadcast.of(df)
-    val expected = SparkRows.sorted(df.collect().toSeq)
     val counters = QuiverRuntime.broadcastCache.counters()
     val privateBefore = counters.privateDecodes()
     val decodesBefore = counters.decodes()
 
-    val rdd = broadcast.rdd(consumers)
-    val (perTask, figures) = readWithFigures(rdd, broadcast)
+    val (rdd, figures) = readAsSpark(df, broadcast)
 
-    perTask.foreach(rows => assert(SparkRows.sorted(rows) == expected))
     assert(counters.privateDecodes() - privateBefore == consumers)
     assert(counters.decodes() == decodesBefore)
     assertTotals(rdd, figures)

@@ -1,7 +1,7 @@
 package org.apache.spark.sql.quiver
 
 import dev.quiver.spark.QuiverSettings
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.scalatest.Suite
 
 /**
@@ -12,6 +12,13 @@ import org.scalatest.Suite
 trait QuiverSparkSession { self: Suite =>
 
   protected def spark: SparkSession = QuiverSparkSession.session
+
+  /**
+   * The suites' broadcast-sized data: `columns`, SQL expressions of `id`, over 3,000 ids in three
+   * partitions (so that a broadcast of it coalesces them).
+   */
+  protected def threePartitionsOf(columns: String*): DataFrame =
+    spark.range(0, 3000, 1, 3).selectExpr(columns: _*)
 }
 
 object QuiverSparkSession {

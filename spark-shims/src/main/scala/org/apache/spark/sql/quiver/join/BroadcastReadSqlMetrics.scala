@@ -1,7 +1,6 @@
 package org.apache.spark.sql.quiver.join
 
 import dev.quiver.broadcast.BroadcastReader
-import dev.quiver.broadcast.BroadcastReader.Served
 import org.apache.spark.SparkContext
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
@@ -31,16 +30,11 @@ final private[quiver] case class BroadcastReadSqlMetrics(
   )
 
   /** Adds one read's figures (its waits for derived values included, so far). */
-  def add(reader: BroadcastReader): Unit = {
-    decodeTime.add(reader.decodeNanos())
-    waitTime.add(reader.waitNanos())
-    (reader.served() match {
-      case Served.DECODED => decoded
-      case Served.PRIVATE => decodedPrivately
-      case Served.SHARED => shared
-      case Served.RETAINED => retained
-    }).add(1L)
-  }
+  def add(reader: BroadcastReader): Unit =
+    BroadcastReadFigures.add(
+      reader,
+      Seq(decodeTime, waitTime, decoded, decodedPrivately, shared, retained)
+    )(_.add(_))
 }
 
 private[quiver] object BroadcastReadSqlMetrics {

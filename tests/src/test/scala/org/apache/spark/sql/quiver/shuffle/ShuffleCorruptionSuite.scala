@@ -30,15 +30,26 @@ class ShuffleCorruptionSuite extends AnyFunSuite with ShuffleTestSupport {
    * [[readAfter]] with one byte of the second block flipped: the byte `at` bytes into the block,
    * xor `mask`. Returns why the task failed and the offset of the block in its stream.
    */
-  private def readWithSecondBlockFlipped(decoding: Boolean, at: Int, mask: Int): (String, Int) = {
-    var second = 0
-    val message = readAfter(decoding) { blocks =>
-      second = blockStarts(blocks)(1)
+  private def readWithSecondBlockFlipped(decoding: Boolean, at: Int, mask: Int): (String, Int) =
+    readWithBlockChanged(decoding, block = 1) { (blocks, second) =>
       val changed = blocks.clone()
       changed(second + at) = (changed(second + at) ^ mask).toByte
       changed
     }
-    (message, second)
+
+  /**
+   * [[readAfter]] with the blocks changed by `change`, given them and the offset of block `block`
+   * in the stream. Returns why the task failed and that offset.
+   */
+  private def readWithBlockChanged(decoding: Boolean, block: Int)(
+      change: (Array[Byte], Int) => Array[Byte]
+  ): (String, Int) = {
+    var start = 0
+    val message = readAfter(decoding) { blocks =>
+      start = blockStarts(blocks)(block)
+      change(blocks, start)
+    }
+    (message, start)
   }
 
   test("a flipped codec tag fails the task with the corruption error naming the block") {
@@ -58,12 +69,10 @@ class ShuffleCorruptionSuite extends AnyFunSuite with ShuffleTestSupport {
   }
 
   test("a corrupt body fails the decoding path naming the block") {
-    var third = 0
-    val message = readAfter(decoding = true) { blocks =>
-      third = blockStarts(blocks)(2)
+    val (message, third) = readWithBlockChanged(decoding = true, block = 2) { (blocks, start) =>
       val changed = blocks.clone()
       // The body's first bytes: the IPC schema message's length prefix.
-      (third + 20 until third + 28).foreach(i => changed(i) = 0x7f.toByte)
+      (start + 20 until start + 28).foreach(i => changed(i) = 0x7f.toByte)
       changed
     }
     assert(message.contains(s"Corrupt shuffle block 2 at stream offset $third"), message)
@@ -71,11 +80,8 @@ class ShuffleCorruptionSuite extends AnyFunSuite with ShuffleTestSupport {
   }
 
   test("a stream cut inside a block fails with the end-of-stream error naming the block") {
-    var second = 0
-    val message = readAfter(decoding = true) { blocks =>
-      second = blockStarts(blocks)(1)
-      blocks.take(second + 100)
-    }
+    val (message, second) =
+      readWithBlockChanged(decoding = true, block = 1)((blocks, start) => blocks.take(start + 100))
     assert(message.contains("EOFException"), message)
     assert(
       message.contains(s"ended inside block 1 (which starts at stream offset $second)"),

@@ -48,39 +48,37 @@ class ValidatedColumnVectorSuite extends AnyFunSuite with QuiverSparkSession {
 
   /** Every type Quiver's Arrow schemas have, with nulls at every level. */
   private def everyType: DataFrame =
-    spark
-      .range(0, 3000, 1, 3)
-      .selectExpr(
-        "CASE WHEN id % 11 = 0 THEN NULL ELSE id % 2 = 0 END AS bool",
-        "CASE WHEN id % 13 = 0 THEN NULL ELSE CAST(id % 128 AS BYTE) END AS b",
-        "CAST(id - 1500 AS SHORT) AS sh",
-        "CASE WHEN id % 5 = 0 THEN NULL ELSE CAST(id * 7 AS INT) END AS i",
-        "id * 1000003 - 77 AS l",
-        "CASE WHEN id % 6 = 0 THEN NULL ELSE CAST(id / 7 AS FLOAT) END AS f",
-        "CAST(id / 3 AS DOUBLE) - 400 AS dbl",
-        "CASE WHEN id % 4 = 0 THEN NULL ELSE CAST((id - 1500) / 3 AS DECIMAL(12, 2)) END AS dec",
-        "CAST(id * 123456789012345 - 99 AS DECIMAL(38, 3)) * CAST(1000 AS DECIMAL(10, 0))" +
-          " AS wide",
-        "CASE WHEN id % 3 = 0 THEN '' WHEN id % 3 = 1 THEN NULL ELSE concat('s-', id) END AS s",
-        "CASE WHEN id % 9 = 0 THEN NULL ELSE CAST(repeat('x', CAST(id % 4 AS INT)) AS BINARY)" +
-          " END AS bin",
-        "CASE WHEN id % 8 = 0 THEN NULL ELSE date_add(DATE'1969-12-25', CAST(id AS INT)) END AS d",
-        "timestamp_seconds(id * 1000 - 500000) AS ts",
-        "CAST(timestamp_seconds(id * 77) AS TIMESTAMP_NTZ) AS ntz",
-        "CAST(NULL AS STRING) AS always_null_string",
-        "NULL AS nothing",
-        "CASE WHEN id % 10 = 0 THEN NULL ELSE named_struct('x', CAST(id AS INT), 'y', " +
-          "CASE WHEN id % 3 = 0 THEN NULL ELSE CAST(id AS STRING) END, 'z', " +
-          "named_struct('deep', CASE WHEN id % 2 = 0 THEN NULL ELSE id END)) END AS st",
-        "CASE WHEN id % 7 = 0 THEN NULL WHEN id % 7 = 1 THEN array() ELSE " +
-          "array(id, NULL, id + 1) END AS arr",
-        "array(CASE WHEN id % 2 = 0 THEN NULL ELSE array(concat('e', id), NULL) END, array())" +
-          " AS nested",
-        "array(named_struct('p', id, 'q', CASE WHEN id % 3 = 0 THEN NULL ELSE 'q' END)) AS structs",
-        "CASE WHEN id % 5 = 1 THEN NULL WHEN id % 5 = 2 THEN map() ELSE " +
-          "map(concat('k', id % 4), CASE WHEN id % 2 = 0 THEN NULL ELSE id END, 'z', -1) END AS m",
-        "map(CAST(id AS INT), named_struct('v', array(id))) AS map_of_structs"
-      )
+    threePartitionsOf(
+      "CASE WHEN id % 11 = 0 THEN NULL ELSE id % 2 = 0 END AS bool",
+      "CASE WHEN id % 13 = 0 THEN NULL ELSE CAST(id % 128 AS BYTE) END AS b",
+      "CAST(id - 1500 AS SHORT) AS sh",
+      "CASE WHEN id % 5 = 0 THEN NULL ELSE CAST(id * 7 AS INT) END AS i",
+      "id * 1000003 - 77 AS l",
+      "CASE WHEN id % 6 = 0 THEN NULL ELSE CAST(id / 7 AS FLOAT) END AS f",
+      "CAST(id / 3 AS DOUBLE) - 400 AS dbl",
+      "CASE WHEN id % 4 = 0 THEN NULL ELSE CAST((id - 1500) / 3 AS DECIMAL(12, 2)) END AS dec",
+      "CAST(id * 123456789012345 - 99 AS DECIMAL(38, 3)) * CAST(1000 AS DECIMAL(10, 0))" +
+        " AS wide",
+      "CASE WHEN id % 3 = 0 THEN '' WHEN id % 3 = 1 THEN NULL ELSE concat('s-', id) END AS s",
+      "CASE WHEN id % 9 = 0 THEN NULL ELSE CAST(repeat('x', CAST(id % 4 AS INT)) AS BINARY)" +
+        " END AS bin",
+      "CASE WHEN id % 8 = 0 THEN NULL ELSE date_add(DATE'1969-12-25', CAST(id AS INT)) END AS d",
+      "timestamp_seconds(id * 1000 - 500000) AS ts",
+      "CAST(timestamp_seconds(id * 77) AS TIMESTAMP_NTZ) AS ntz",
+      "CAST(NULL AS STRING) AS always_null_string",
+      "NULL AS nothing",
+      "CASE WHEN id % 10 = 0 THEN NULL ELSE named_struct('x', CAST(id AS INT), 'y', " +
+        "CASE WHEN id % 3 = 0 THEN NULL ELSE CAST(id AS STRING) END, 'z', " +
+        "named_struct('deep', CASE WHEN id % 2 = 0 THEN NULL ELSE id END)) END AS st",
+      "CASE WHEN id % 7 = 0 THEN NULL WHEN id % 7 = 1 THEN array() ELSE " +
+        "array(id, NULL, id + 1) END AS arr",
+      "array(CASE WHEN id % 2 = 0 THEN NULL ELSE array(concat('e', id), NULL) END, array())" +
+        " AS nested",
+      "array(named_struct('p', id, 'q', CASE WHEN id % 3 = 0 THEN NULL ELSE 'q' END)) AS structs",
+      "CASE WHEN id % 5 = 1 THEN NULL WHEN id % 5 = 2 THEN map() ELSE " +
+        "map(concat('k', id % 4), CASE WHEN id % 2 = 0 THEN NULL ELSE id END, 'z', -1) END AS m",
+      "map(CAST(id AS INT), named_struct('v', array(id))) AS map_of_structs"
+    )
 
   private def withAllocator(body: BufferAllocator => Unit): Unit = {
     val allocator = new RootAllocator()
