@@ -17,24 +17,26 @@ import java.util.concurrent.atomic.AtomicBoolean;
 @Public
 public final class BroadcastHold implements AutoCloseable {
 
+  /** What a hold's close does: the cache's part. */
+  interface Owner {
+    /** Ends {@code hold}, once. */
+    void release(BroadcastHold hold);
+
+    /** Reports a close of {@code hold} after the first. */
+    void releasedAgain(BroadcastHold hold);
+  }
+
   private final long broadcastId;
   private final long taskAttemptId;
   private final String holder;
-  private final Runnable release;
-  private final Runnable doubleRelease;
+  private final Owner owner;
   private final AtomicBoolean released = new AtomicBoolean();
 
-  BroadcastHold(
-      long broadcastId,
-      long taskAttemptId,
-      String holder,
-      Runnable release,
-      Runnable doubleRelease) {
+  BroadcastHold(long broadcastId, long taskAttemptId, String holder, Owner owner) {
     this.broadcastId = broadcastId;
     this.taskAttemptId = taskAttemptId;
     this.holder = holder;
-    this.release = release;
-    this.doubleRelease = doubleRelease;
+    this.owner = owner;
   }
 
   public long broadcastId() {
@@ -59,9 +61,9 @@ public final class BroadcastHold implements AutoCloseable {
   @Override
   public void close() {
     if (released.compareAndSet(false, true)) {
-      release.run();
+      owner.release(this);
     } else {
-      doubleRelease.run();
+      owner.releasedAgain(this);
     }
   }
 

@@ -17,7 +17,7 @@ import org.apache.arrow.util.Preconditions;
  * inside the cache's costs an uncontended lock.
  */
 final class CacheEntry {
-  final DecodedBroadcastCache.Key key;
+  final EntryKey key;
   final long broadcastId;
   final BufferAllocator allocator;
   final DerivedValues derived;
@@ -46,7 +46,7 @@ final class CacheEntry {
   @GuardedBy("this")
   private EntryBytes retainedBytes = EntryBytes.NONE;
 
-  CacheEntry(DecodedBroadcastCache.Key key, BufferAllocator allocator, CacheCounters counters) {
+  CacheEntry(EntryKey key, BufferAllocator allocator, CacheCounters counters) {
     this.key = key;
     this.broadcastId = key.broadcastId;
     this.allocator = allocator;

@@ -9,11 +9,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.util.Preconditions;
@@ -111,11 +109,11 @@ public final class DecodedBroadcastCache {
 
   /** The shared entries by broadcast and decoder: decoding, shared or retained. */
   @GuardedBy("this")
-  private final Map<Key, CacheEntry> entries = new HashMap<>();
+  private final Map<EntryKey, CacheEntry> entries = new HashMap<>();
 
   /** The idle retained entries, least recently used first. */
   @GuardedBy("this")
-  private final LinkedHashMap<Key, CacheEntry> retained = new LinkedHashMap<>();
+  private final LinkedHashMap<EntryKey, CacheEntry> retained = new LinkedHashMap<>();
 
   /** The holds readers gave out ({@link BroadcastReader#hold(String)}) and not yet closed. */
   private final Set<BroadcastHold> outstandingHolds = ConcurrentHashMap.newKeySet();
@@ -176,42 +174,7 @@ public final class DecodedBroadcastCache {
   // ---------------------------------------------------------------------------------------------
   // Opening a broadcast
 
-  /** The part a task opening a broadcast plays, given what it finds for it. */
-  enum Arrival {
-    /** Nothing there: it decodes, for itself and the tasks that arrive meanwhile. */
-    DECODE,
-    /** Another task is decoding it: it waits, then reads it (or decodes for itself). */
-    WAIT,
-    /** Decoded, and held by other tasks: it reads it. */
-    READ_SHARED,
-    /** Idle and retained: it reads it, holding it again. */
-    READ_RETAINED
-  }
-
-  /** The part a task opening the listed {@code entry} plays. */
-  private static Arrival arrivalAt(CacheEntry entry) {
-    State state = entry.state();
-    switch (state) {
-      case DECODING:
-        return Arrival.WAIT;
-      case SHARED:
-        return Arrival.READ_SHARED;
-      case RETAINED:
-        return Arrival.READ_RETAINED;
-      default:
-        // PRIVATE, FAILED and RELEASED entries are no longer listed.
-        throw new IllegalStateException(
-            "broadcast " + entry.broadcastId + ": a listed entry is " + state);
-    }
-  }
-
-  /**
-   * Opens {@code source} for {@code task}, decoded as Arrow IPC (or by the decoder the cache was
-   * made with). The task holds the decoded broadcast until it completes; the returned reader's
-   * current view is closed then too.
-   *
-   * @param share false to decode for this task alone (the setting turned off)
-   */
+  /** {@link #open(BroadcastSource, BroadcastDecoder, TaskScope, boolean)} as Arrow IPC. */
   public BroadcastReader open(BroadcastSource source, TaskScope task, boolean share)
       throws IOException {
     return open(source, decoder, task, share);
@@ -219,10 +182,9 @@ public final class DecodedBroadcastCache {
 
   /**
    * Opens {@code source} for {@code task}, decoded by {@code decoder}: one entry per broadcast and
-   * decoder name, shared, retained and freed by the same rules whatever the decoder. The reader
-   * walks Arrow batches only when the form is a {@link DecodedBroadcast}; any form is {@link
-   * BroadcastReader#decoded(Class)}, and values derived from it are {@link
-   * BroadcastReader#derived(Object, Derivation)}.
+   * decoder name, by the same rules whatever the decoder. The task holds the entry until it
+   * completes, and its reader's current view is closed then too. The reader walks Arrow batches
+   * when the form is a {@link DecodedBroadcast}; any form is {@link BroadcastReader#decoded}.
    *
    * @param share false to decode for this task alone (the setting turned off)
    */
@@ -234,7 +196,7 @@ public final class DecodedBroadcastCache {
       checkRetained();
       return decodePrivately(source, decoder, task, DecodeLog.PrivateReason.SHARING_OFF, "", 0);
     }
-    Key key = new Key(source.broadcastId(), decoder.name());
+    EntryKey key = new EntryKey(source.broadcastId(), decoder.name());
     long id = key.broadcastId;
     CacheEntry entry;
     Arrival arrival;
@@ -247,7 +209,7 @@ public final class DecodedBroadcastCache {
         entries.put(key, entry);
         arrival = Arrival.DECODE;
       } else {
-        arrival = arrivalAt(entry);
+        arrival = Arrival.at(entry);
         if (arrival == Arrival.READ_RETAINED) {
           // Held again: its bytes are the tasks' from here, no longer storage memory's.
           leaveRetained(entry);
@@ -260,7 +222,7 @@ public final class DecodedBroadcastCache {
     }
     freeEvicted(evicted);
     // Outside the monitor: the task's listener registration is foreign code.
-    Hold hold = new Hold(entry, task);
+    TaskHold hold = new TaskHold(this, entry, task);
     task.onCompletion(hold::release);
     switch (arrival) {
       case DECODE:
@@ -281,7 +243,7 @@ public final class DecodedBroadcastCache {
   }
 
   private BroadcastReader decodeShared(
-      Hold hold, BroadcastSource source, BroadcastDecoder<?> decoder, TaskScope task)
+      TaskHold hold, BroadcastSource source, BroadcastDecoder<?> decoder, TaskScope task)
       throws IOException {
     CacheEntry entry = hold.entry;
     long start = System.nanoTime();
@@ -334,7 +296,7 @@ public final class DecodedBroadcastCache {
 
   /** Waits for another task's decode, holding the entry; decodes privately if it cannot share. */
   private BroadcastReader awaitDecode(
-      Hold hold, BroadcastSource source, BroadcastDecoder<?> decoder, TaskScope task)
+      TaskHold hold, BroadcastSource source, BroadcastDecoder<?> decoder, TaskScope task)
       throws IOException {
     CacheEntry entry = hold.entry;
     counters.waits.incrementAndGet();
@@ -381,7 +343,7 @@ public final class DecodedBroadcastCache {
       String detail,
       long waitNanos)
       throws IOException {
-    Key key = new Key(source.broadcastId(), decoder.name());
+    EntryKey key = new EntryKey(source.broadcastId(), decoder.name());
     CacheEntry entry =
         new CacheEntry(
             key, newEntryAllocator(key.allocatorName() + "-task-" + task.attemptId()), counters);
@@ -401,7 +363,7 @@ public final class DecodedBroadcastCache {
       entry.moveTo(State.PRIVATE);
       hold(entry);
     }
-    Hold hold = new Hold(entry, task);
+    TaskHold hold = new TaskHold(this, entry, task);
     task.onCompletion(hold::release);
     return hold.attach(BroadcastReader.Served.PRIVATE, decodeNanos, waitNanos);
   }
@@ -426,7 +388,7 @@ public final class DecodedBroadcastCache {
    * {@link BroadcastReader#derived(Object, Derivation)} for a task holding {@code entry}: reuses
    * the entry's value for {@code key}, waits for the task building it, or builds it.
    */
-  private <T> T derive(
+  <T> T derive(
       CacheEntry entry, TaskScope task, BroadcastReader asker, Object key, Derivation<T> derivation)
       throws IOException {
     synchronized (this) {
@@ -446,6 +408,26 @@ public final class DecodedBroadcastCache {
   // ---------------------------------------------------------------------------------------------
   // Holds: taken under the cache's monitor, ended by release
 
+  /** {@link BroadcastReader#hold(String)}: the taker's own hold keeps the entry held till then. */
+  BroadcastHold holdFor(CacheEntry entry, TaskHold taker, String holder) {
+    synchronized (this) {
+      hold(entry);
+    }
+    BroadcastHold taken = new BroadcastHold(entry.broadcastId, taker.attemptId(), holder, taker);
+    outstandingHolds.add(taken);
+    return taken;
+  }
+
+  void release(BroadcastHold hold, CacheEntry entry) {
+    outstandingHolds.remove(hold);
+    release(entry);
+  }
+
+  void releasedAgain(BroadcastHold hold) {
+    counters.doubleReleases.incrementAndGet();
+    DecodeLog.doubleRelease(hold);
+  }
+
   /** Takes one hold on {@code entry}. */
   @GuardedBy("this")
   private void hold(CacheEntry entry) {
@@ -458,7 +440,7 @@ public final class DecodedBroadcastCache {
    * Ends one hold on {@code entry}. The last hold on a shared entry retains it if it may, and
    * otherwise frees it, as the last hold on a private one does.
    */
-  private void release(CacheEntry entry) {
+  void release(CacheEntry entry) {
     List<Evicted> evicted = new ArrayList<>();
     boolean free = false;
     long bytes = 0;
@@ -485,74 +467,6 @@ public final class DecodedBroadcastCache {
     } finally {
       // Unlisted already: freed here or never.
       freeEvicted(evicted);
-    }
-  }
-
-  /**
-   * One task's hold on an entry, from the moment it arrives: released once, by the task's
-   * completion or earlier (a waiter that will not share the entry), closing the task's reader
-   * first.
-   */
-  private final class Hold implements BroadcastReader.HeldEntry {
-    final CacheEntry entry;
-    private final TaskScope task;
-    private final AtomicBoolean released = new AtomicBoolean();
-    private volatile BroadcastReader reader;
-
-    Hold(CacheEntry entry, TaskScope task) {
-      this.entry = entry;
-      this.task = task;
-    }
-
-    /**
-     * The task's reader on the now decoded entry, closed when the hold ends, telling how its open
-     * was served and what it cost.
-     */
-    BroadcastReader attach(BroadcastReader.Served served, long decodeNanos, long waitNanos) {
-      BroadcastReader attached =
-          new BroadcastReader(
-              entry.decoded(), entry.allocator, this, served, decodeNanos, waitNanos);
-      reader = attached;
-      return attached;
-    }
-
-    @Override
-    public <T> T derived(Object key, Derivation<T> derivation) throws IOException {
-      return derive(entry, task, reader, key, derivation);
-    }
-
-    @Override
-    public BroadcastHold holdAgain(String holder) {
-      synchronized (DecodedBroadcastCache.this) {
-        // This task's own hold keeps the entry SHARED or PRIVATE until this one is taken.
-        hold(entry);
-      }
-      BroadcastHold[] taken = new BroadcastHold[1];
-      taken[0] =
-          new BroadcastHold(
-              entry.broadcastId,
-              task.attemptId(),
-              holder,
-              () -> {
-                outstandingHolds.remove(taken[0]);
-                DecodedBroadcastCache.this.release(entry);
-              },
-              () -> {
-                counters.doubleReleases.incrementAndGet();
-                DecodeLog.doubleRelease(taken[0]);
-              });
-      outstandingHolds.add(taken[0]);
-      return taken[0];
-    }
-
-    void release() {
-      if (released.compareAndSet(false, true)) {
-        BroadcastReader attached = reader;
-        if (attached != null) {
-          attached.close();
-        }
-        DecodedBroadcastCache.this.release(entry);
-      }
     }
   }
 
@@ -746,41 +660,6 @@ public final class DecodedBroadcastCache {
   /** Running totals since the cache was made, and gauges. */
   public CacheCounters counters() {
     return counters;
-  }
-
-  /** What an entry is of: a broadcast, decoded by the decoder of a name. */
-  static final class Key {
-    final long broadcastId;
-    final String decoder;
-
-    Key(long broadcastId, String decoder) {
-      this.broadcastId = broadcastId;
-      this.decoder = Preconditions.checkNotNull(decoder, "decoder name");
-    }
-
-    /** The Arrow decoder's entries keep the allocator names they always had. */
-    String allocatorName() {
-      return ArrowIpcDecoder.INSTANCE.name().equals(decoder)
-          ? "broadcast-" + broadcastId
-          : "broadcast-" + broadcastId + "-" + decoder;
-    }
-
-    @Override
-    public boolean equals(Object other) {
-      return other instanceof Key
-          && ((Key) other).broadcastId == broadcastId
-          && ((Key) other).decoder.equals(decoder);
-    }
-
-    @Override
-    public int hashCode() {
-      return Objects.hash(broadcastId, decoder);
-    }
-
-    @Override
-    public String toString() {
-      return "broadcast " + broadcastId + " (" + decoder + ")";
-    }
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -39,6 +39,14 @@ class BroadcastHoldTest extends RetentionTestBase {
     }
   }
 
+  /** A retaining cache, and a task that held broadcast 1 for {@code holder} and has ended. */
+  private HoldingTask heldPastItsTask(String holder) throws Exception {
+    retainingCache(10 * size, 100 * size);
+    HoldingTask held = new HoldingTask(holder);
+    held.task.complete();
+    return held;
+  }
+
   private long holders(long id) {
     CacheSnapshot.EntryState e = entry(id);
     return e == null ? -1 : e.holders();
@@ -74,9 +82,7 @@ class BroadcastHoldTest extends RetentionTestBase {
 
   @Test
   void aDroppedEntryGoesAtItsLastReleaseNotBefore() throws Exception {
-    retainingCache(10 * size, 100 * size);
-    HoldingTask held = new HoldingTask("consumer");
-    held.task.complete();
+    HoldingTask held = heldPastItsTask("consumer");
     live.remove(1L);
     cache.drop(1);
     cache.checkRetained();
@@ -91,9 +97,7 @@ class BroadcastHoldTest extends RetentionTestBase {
 
   @Test
   void pressureNeverEvictsAHeldEntryAndItsBytesGoAtTheLastRelease() throws Exception {
-    retainingCache(10 * size, 100 * size);
-    HoldingTask held = new HoldingTask("consumer");
-    held.task.complete();
+    HoldingTask held = heldPastItsTask("consumer");
     long sparkBlocks = 100 * size - size / 2;
     assertTrue(memory.tryAcquire(-1, sparkBlocks));
     assertTrue(memory.underPressure());
@@ -172,9 +176,7 @@ class BroadcastHoldTest extends RetentionTestBase {
 
   @Test
   void holdsStillOpenAtCloseAreLoggedAsLeaksAndMayBeReleasedAfter() throws Exception {
-    retainingCache(10 * size, 100 * size);
-    HoldingTask held = new HoldingTask("native consumer 7");
-    held.task.complete();
+    HoldingTask held = heldPastItsTask("native consumer 7");
     try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {
       cache.close();
       List<String> warnings = log.at(Level.WARN);

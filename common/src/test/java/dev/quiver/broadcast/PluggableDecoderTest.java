@@ -157,6 +157,15 @@ class PluggableDecoderTest extends RetentionTestBase {
     cache = caches.with(Retention.of(capacity, byLocation, live::contains));
   }
 
+  /** The entry of broadcast 1 is gone, its native memory released exactly once. */
+  private void assertNativeFreedOnce() {
+    assertNull(entry(1));
+    assertEquals(1, arena.releases.get(), "the native release ran exactly once, as its entry went");
+    assertEquals(0, arena.doubleReleases.get());
+    assertEquals(0, arena.outstanding.get());
+    assertEquals(0, byLocation.pool.used());
+  }
+
   private FakeTask openWith(BroadcastDecoder<?> decoder) throws IOException {
     FakeTask task = new FakeTask();
     cache.open(first, decoder, task, true);
@@ -193,11 +202,7 @@ class PluggableDecoderTest extends RetentionTestBase {
 
     live.remove(1L);
     cache.checkRetained();
-    assertNull(entry(1));
-    assertEquals(1, arena.releases.get(), "released once, as its entry went");
-    assertEquals(0, arena.doubleReleases.get());
-    assertEquals(0, arena.outstanding.get());
-    assertEquals(0, byLocation.pool.used());
+    assertNativeFreedOnce();
     assertEquals(0, cache.counters().bytesHeld());
   }
 
@@ -236,11 +241,7 @@ class PluggableDecoderTest extends RetentionTestBase {
     assertEquals(0, arena.releases.get());
 
     cache.close();
-    assertNull(entry(1));
-    assertEquals(1, arena.releases.get(), "the native release ran exactly once");
-    assertEquals(0, arena.doubleReleases.get());
-    assertEquals(0, arena.outstanding.get());
-    assertEquals(0, byLocation.pool.used());
+    assertNativeFreedOnce();
   }
 
   @Test
