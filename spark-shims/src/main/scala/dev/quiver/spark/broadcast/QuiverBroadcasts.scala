@@ -12,7 +12,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * cache, exactly as Quiver's own joins read theirs. The task holds the decoded entry until it
  * completes (or, past it, through `BroadcastReader.hold`); the cache's sharing, retention in
  * Spark's storage memory, liveness through the block manager, kills through the task, settings and
- * metrics are wired as the executor's `QuiverPlugin` set them up. See `docs/engines.md`.
+ * metrics are wired as the executor's `QuiverPlugin` set them up.
  */
 @Public
 object QuiverBroadcasts {
