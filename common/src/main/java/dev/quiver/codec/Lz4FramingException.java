@@ -1,7 +1,7 @@
 package dev.quiver.codec;
 
 import dev.quiver.annotation.Public;
-import java.io.IOException;
+import dev.quiver.io.CorruptBlockException;
 
 /**
  * Bytes that are not valid Spark lz4 framing (lz4-java's {@code LZ4Block} streams): a bad magic or
@@ -11,11 +11,8 @@ import java.io.IOException;
  * give the same as numbers.
  */
 @Public
-public class Lz4FramingException extends IOException {
+public class Lz4FramingException extends CorruptBlockException {
   private static final long serialVersionUID = 1L;
-
-  private final long blockIndex;
-  private final long blockOffset;
 
   /**
    * @param blockIndex the block's position in the input (0 for the first; end blocks count), or -1
@@ -23,24 +20,10 @@ public class Lz4FramingException extends IOException {
    * @param blockOffset the offset of the block's first header byte in the compressed input
    */
   public Lz4FramingException(String message, long blockIndex, long blockOffset) {
-    super(message);
-    this.blockIndex = blockIndex;
-    this.blockOffset = blockOffset;
+    super(message, blockIndex, blockOffset);
   }
 
   public Lz4FramingException(String message, long blockIndex, long blockOffset, Throwable cause) {
-    super(message, cause);
-    this.blockIndex = blockIndex;
-    this.blockOffset = blockOffset;
-  }
-
-  /** The bad block's position in the input (0 for the first; end blocks count). */
-  public long blockIndex() {
-    return blockIndex;
-  }
-
-  /** The offset of the bad block's first header byte in the compressed input. */
-  public long blockOffset() {
-    return blockOffset;
+    super(message, blockIndex, blockOffset, cause);
   }
 }

@@ -6,8 +6,8 @@
  * of the JDK's. Beside them, what those reads share with the decoders above them: {@link
  * dev.quiver.io.BufferReadable}, a stream that writes into a direct buffer itself; {@link
  * dev.quiver.io.ArrayInputStream}, bytes held in memory that a decompressor may read in place; and
- * {@link dev.quiver.io.CorruptInputException}, the base of Quiver's refusals of bad bytes (all but
- * {@code dev.quiver.codec.Lz4FramingException}, a plain {@code IOException}).
+ * {@link dev.quiver.io.CorruptInputException}, the base of every refusal of bad bytes by Quiver
+ * ({@link dev.quiver.io.CorruptBlockException} for the formats framed in blocks).
  *
  * <p>Ownership: a channel owns the stream it is made over and closes it when it is closed; {@link
  * dev.quiver.io.PiecewiseReads} neither closes the stream nor keeps the buffer it fills. Nothing

@@ -1,7 +1,7 @@
 package dev.quiver.shuffle;
 
 import dev.quiver.annotation.Public;
-import dev.quiver.io.CorruptInputException;
+import dev.quiver.io.CorruptBlockException;
 
 /**
  * A shuffle block that cannot be valid: a hostile or impossible length, an unknown codec tag, a
@@ -10,36 +10,19 @@ import dev.quiver.io.CorruptInputException;
  * numbers.
  */
 @Public
-public class ShuffleCorruptionException extends CorruptInputException {
+public class ShuffleCorruptionException extends CorruptBlockException {
   private static final long serialVersionUID = 1L;
-
-  private final long blockIndex;
-  private final long blockOffset;
 
   /**
    * @param blockIndex the block's position in its stream (0 for the first), or -1 if unknown
    * @param blockOffset the stream offset of the block's first byte, or -1 if unknown
    */
   public ShuffleCorruptionException(String message, long blockIndex, long blockOffset) {
-    super(message);
-    this.blockIndex = blockIndex;
-    this.blockOffset = blockOffset;
+    super(message, blockIndex, blockOffset);
   }
 
   public ShuffleCorruptionException(
       String message, long blockIndex, long blockOffset, Throwable cause) {
-    super(message, cause);
-    this.blockIndex = blockIndex;
-    this.blockOffset = blockOffset;
-  }
-
-  /** The corrupt block's position in its stream (0 for the first), or -1 if unknown. */
-  public long blockIndex() {
-    return blockIndex;
-  }
-
-  /** The stream offset of the corrupt block's first byte, or -1 if unknown. */
-  public long blockOffset() {
-    return blockOffset;
+    super(message, blockIndex, blockOffset, cause);
   }
 }

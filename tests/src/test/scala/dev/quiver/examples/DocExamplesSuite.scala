@@ -5,11 +5,12 @@ import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Paths}
 
 import org.apache.spark.sql.functions.broadcast
-import org.apache.spark.sql.quiver.{ApiSurface, QuiverSparkSession}
+import org.apache.spark.sql.quiver.{ApiSurface, QuiverRuntime, QuiverSparkSession}
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
- * The guides' code: every Scala and Java block of `docs/joins.md` and `docs/shuffle.md` is a
+ * The guides' code: every Scala and Java block of `docs/joins.md`, `docs/shuffle.md` and
+ * `docs/engines.md` is a
  * region of an example in this package (which sees only Quiver's API, so the compiler proves the
  * examples use nothing internal), the examples run and give Spark's answers, and no code block of
  * any guide imports something internal.
@@ -44,7 +45,7 @@ class DocExamplesSuite extends AnyFunSuite with QuiverSparkSession {
     lines.map(_.drop(indent)).mkString("\n") + "\n"
   }
 
-  for (guide <- Seq("docs/joins.md", "docs/shuffle.md"))
+  for (guide <- Seq("docs/joins.md", "docs/shuffle.md", "docs/engines.md"))
     test(s"every code block of $guide is an example region, and every region is in the guide") {
       val blocks = codeBlocks(guide)
       val regions = exampleRegions(guide)
@@ -125,5 +126,25 @@ class DocExamplesSuite extends AnyFunSuite with QuiverSparkSession {
       df.repartition(8, df("customer")).rdd.mapPartitions(rows => Iterator(rows.size.toLong))
     assert(rowsPerPartition.toSeq == spark8.collect().toSeq)
     assert(blocks.nonEmpty && blocks.forall(_._2 > 0))
+  }
+
+  test("the engines examples read an engine's broadcast through the cache") {
+    val cache = QuiverRuntime.broadcastCache
+    val builtBefore = cache.counters().derivedBuilds()
+    val results = EnginesExample.run(spark)
+    assert(results.jvmRowsPerTask == Seq.fill(4)(1000L))
+    val tables = results.nativeTableBytesPerTask
+    // Two 8-byte columns of 1,000 rows, decompressed: the table holds at least their values.
+    assert(tables.size == 4 && tables.distinct.size == 1 && tables.head > 2 * 8 * 1000)
+    val builds = cache.counters().derivedBuilds() - builtBefore
+    assert(builds >= 1 && builds <= 4, s"$builds builds")
+    assert(cache.snapshot().isEmpty, s"cache still holds ${cache.snapshot()}")
+    assert(cache.counters().bytesHeld() == 0, "native bytes still counted")
+  }
+
+  test("the Java engine example reads every key in every task") {
+    val sums = JavaEngineExample.run(spark)
+    assert(sums.size == 4)
+    sums.forEach(sum => assert(sum == 999L * 1000 / 2))
   }
 }

@@ -24,6 +24,22 @@ abstract class BroadcastStreams[-T] extends Serializable {
 
   /** The bytes stream `index` holds, or -1 if unknown (see `BroadcastSource.streamLength`). */
   def streamLength(value: T, index: Int): Long
+
+  /**
+   * These streams, seen in a part of another value: `BroadcastStreams.byteArrays.from((v:
+   * MyValue) => v.streams)` reads an engine's value whose streams are one of its fields. `view`
+   * runs on the executors, so it must be serializable (Scala's and Java's lambdas are).
+   */
+  def from[U](view: U => T): BroadcastStreams[U] = {
+    val streams = this
+    new BroadcastStreams[U] {
+      override def streamCount(value: U): Int = streams.streamCount(view(value))
+      override def openStream(value: U, index: Int): InputStream =
+        streams.openStream(view(value), index)
+      override def streamLength(value: U, index: Int): Long =
+        streams.streamLength(view(value), index)
+    }
+  }
 }
 
 @Public
