@@ -291,6 +291,11 @@ public final class BroadcastReader implements AutoCloseable {
     return entry.holdAgain(holder);
   }
 
+  /** The entry's allocator, of the views and of {@link CDataExport}'s allocators. */
+  BufferAllocator viewAllocator() {
+    return viewAllocator;
+  }
+
   /**
    * Ties {@code resource} (say, vectors a consumer derived from the current view in the view's
    * allocator) to the current view: it is closed, before the view, when the view is.

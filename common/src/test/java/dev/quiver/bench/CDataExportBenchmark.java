@@ -1,0 +1,136 @@
+package dev.quiver.bench;
+
+import dev.quiver.broadcast.BroadcastReader;
+import dev.quiver.broadcast.CDataExport;
+import dev.quiver.broadcast.DecodedBroadcastCache;
+import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.testing.FakeTask;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.c.ArrowArrayStream;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * One task's whole view of a 1M-row broadcast handed to a consumer through the C Data Interface
+ * ({@code exportAndImport}: the task opens the cached entry, exports its batches as one stream, the
+ * consumer imports every batch through Arrow's JNI and releases them), against decoding the same
+ * broadcast ({@code decode}: a task opens it on a cache that does not have it, walks its batches,
+ * ends). The export should cost metadata only.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"-Xmx2g", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 5, time = 2)
+public class CDataExportBenchmark {
+
+  @Param({"1000000"})
+  public int rows;
+
+  /** Rows per record batch: Comet's default batch size. */
+  @Param({"8192"})
+  public int batchRows;
+
+  private BenchBroadcast source;
+  private BufferAllocator root;
+  private BufferAllocator consumer;
+  private DecodedBroadcastCache warm;
+  private DecodedBroadcastCache cold;
+  private FakeTask holder;
+
+  @Setup(Level.Trial)
+  public void setUp() throws IOException {
+    root = new RootAllocator();
+    byte[] stream =
+        BenchBroadcast.encode(
+            BenchBroadcast.Shape.MIXED, rows, batchRows, SparkStreamCodec.LZ4, root);
+    source = new BenchBroadcast(1, stream, SparkStreamCodec.LZ4);
+    consumer = new RootAllocator();
+    warm = new DecodedBroadcastCache(root.newChildAllocator("warm", 0, Long.MAX_VALUE));
+    cold = new DecodedBroadcastCache(root.newChildAllocator("cold", 0, Long.MAX_VALUE));
+    // Keeps the warm cache's entry decoded, as the other tasks of a stage would.
+    holder = new FakeTask();
+    BroadcastReader held = warm.open(source, holder, true);
+    if (held.rowCount() != rows || exportAndImportRows() != rows) {
+      throw new IllegalStateException("the export did not read " + rows + " rows");
+    }
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    holder.complete();
+    warm.close();
+    cold.close();
+    if (root.getAllocatedMemory() != 0 || consumer.getAllocatedMemory() != 0) {
+      throw new IllegalStateException(
+          "leaked " + root.getAllocatedMemory() + " + " + consumer.getAllocatedMemory() + " bytes");
+    }
+    for (BufferAllocator child : new ArrayList<>(root.getChildAllocators())) {
+      child.close();
+    }
+    root.close();
+    consumer.close();
+  }
+
+  private long exportAndImportRows() throws IOException {
+    FakeTask task = new FakeTask();
+    long read = 0;
+    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(consumer)) {
+      CDataExport.exportStream(warm.open(source, task, true), "bench consumer", stream);
+      task.complete();
+      try (ArrowReader imported = Data.importArrayStream(consumer, stream)) {
+        while (imported.loadNextBatch()) {
+          read += imported.getVectorSchemaRoot().getRowCount();
+        }
+      }
+    } finally {
+      task.complete();
+    }
+    return read;
+  }
+
+  /** Open the cached entry, export every batch as a stream, import and release them all. */
+  @Benchmark
+  public long exportAndImport(InvocationCpu cpu) throws IOException {
+    return cpu.count(this::exportAndImportRows);
+  }
+
+  /** Open the broadcast on a cache without it (a decode), walk its batches, end the task. */
+  @Benchmark
+  public long decode(InvocationCpu cpu) throws IOException {
+    return cpu.count(
+        () -> {
+          FakeTask task = new FakeTask();
+          try {
+            BroadcastReader reader = cold.open(source, task, true);
+            long read = 0;
+            while (reader.next()) {
+              read += reader.currentBatch().getLength();
+            }
+            return read;
+          } finally {
+            task.complete();
+          }
+        });
+  }
+}
