@@ -29,7 +29,12 @@ class DocExamplesSuite extends AnyFunSuite with QuiverSparkSession {
   /** The regions of the example sources marked for `guide`, dedented. */
   private def exampleRegions(guide: String): Seq[String] = {
     val sources =
-      Seq("tests/src/test/scala/dev/quiver/examples", "tests/src/test/java/dev/quiver/examples")
+      Seq(
+        "tests/src/test/scala/dev/quiver/examples",
+        "tests/src/test/java/dev/quiver/examples",
+        // The native consumer's, where the class path has the one arrow-c-data of its Arrow.
+        "common/src/test/java/dev/quiver/examples"
+      )
         .flatMap(dir => Option(new File(root, dir).listFiles()).toSeq.flatten)
         .filter(f => f.getName.endsWith("Example.scala") || f.getName.endsWith("Example.java"))
     val marker = java.util.regex.Pattern.quote(guide)
