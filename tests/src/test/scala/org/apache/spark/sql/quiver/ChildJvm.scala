@@ -16,13 +16,25 @@ object ChildJvm {
   val ResultPrefix = "quiver-result: "
 
   /** The child's `key -> value` results; fails with the child's output if it fails. */
-  def results(main: Class[_], args: String*): Map[String, String] = {
+  def results(main: Class[_], args: String*): Map[String, String] =
+    resultsOn(_ => true, main, args: _*)
+
+  /**
+   * [[results]] of a child whose class path keeps only the entries `keep` accepts: for a child
+   * that must not see a jar of this JVM's (Comet's copy of Arrow's C Data classes, say).
+   */
+  def resultsOn(keep: String => Boolean, main: Class[_], args: String*): Map[String, String] = {
+    val classPath = sys
+      .props("java.class.path")
+      .split(File.pathSeparator)
+      .filter(keep)
+      .mkString(File.pathSeparator)
     val jvmFlags = ManagementFactory.getRuntimeMXBean.getInputArguments.toArray.toSeq
       .map(_.toString)
       .filter(a => a.startsWith("--add-opens") || a.startsWith("--add-exports"))
     val java = Paths.get(sys.props("java.home"), "bin", "java").toString
     val command = Seq(java, "-Xmx1g") ++ jvmFlags ++
-      Seq("-cp", sys.props("java.class.path"), main.getName.stripSuffix("$")) ++ args
+      Seq("-cp", classPath, main.getName.stripSuffix("$")) ++ args
     val output = File.createTempFile("quiver-child-jvm", ".txt")
     try {
       val process = new ProcessBuilder(command: _*)

@@ -31,7 +31,8 @@ object CacheMetrics {
     "broadcast.evictions.dropped" -> (_.droppedEvictions()),
     "broadcast.derivedBuilds" -> (_.derivedBuilds()),
     "broadcast.derivedReuses" -> (_.derivedReuses()),
-    "broadcast.failedDerivations" -> (_.failedDerivations())
+    "broadcast.failedDerivations" -> (_.failedDerivations()),
+    "broadcast.doubleReleases" -> (_.doubleReleases())
   )
 
   private val AllocatedBytes = "allocatedBytes"
