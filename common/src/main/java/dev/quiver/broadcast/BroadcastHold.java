@@ -7,9 +7,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A hold on a decoded broadcast that outlives the task that took it: the entry, its buffers and its
  * derived values stay until the hold is closed, from any thread, even after that task has ended.
  * While any hold is open, a drop, an eviction or the cache's close only marks the entry, which goes
- * (and gives its storage memory back) at its last release. For consumers that keep the broadcast's
- * buffers past their task, such as native code the batches were exported to (see {@link
- * BroadcastReader#hold(String)}).
+ * at its last release. While such holds alone hold it, its tasks gone, its bytes are accounted in
+ * the cache's storage memory (that of its {@link Retention}) until then, as no task's they are. For
+ * consumers that keep the broadcast's buffers past their task, such as native code the batches were
+ * exported to (see {@link BroadcastReader#hold(String)}).
  *
  * <p>Thread-safe. Closing ends the hold once; a second close is reported (logged and counted in
  * {@link CacheCounters#doubleReleases()}) and does nothing else.

@@ -33,9 +33,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * consumer has released everything it was given (the array and its children, dictionaries and
  * schema, or the stream and every array it produced), by the release callbacks the C Data Interface
  * defines: on any thread, in any order, even after the task has ended. Until then a drop, an
- * eviction or the cache's close only marks the entry, and its bytes stay in storage memory; the
- * last release ends the hold exactly once. An export still unreleased when the cache closes is
- * logged as a leaked hold naming the broadcast, the task and {@code holder}.
+ * eviction or the cache's close only marks the entry, and once its tasks have ended its bytes are
+ * accounted in the cache's storage memory (see {@link BroadcastHold}); the last release ends the
+ * hold exactly once. An export still unreleased when the cache closes is logged as a leaked hold
+ * naming the broadcast, the task and {@code holder}.
  *
  * <p>Needs Arrow's {@code arrow-c-data} (of the Arrow version Spark ships) on the class path, which
  * Quiver does not bundle: see {@code docs/engines.md}.

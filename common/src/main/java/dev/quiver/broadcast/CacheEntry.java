@@ -42,6 +42,14 @@ final class CacheEntry {
   @GuardedBy("this")
   private boolean dropped;
 
+  /** Of the holds, those of consumers ({@link BroadcastHold}s) rather than of tasks. */
+  @GuardedBy("this")
+  private int consumerHolds;
+
+  /** The bytes acquired from the storage memory while consumers alone hold it, or null. */
+  @GuardedBy("this")
+  private EntryBytes consumersCharge;
+
   /** The bytes acquired from the storage memory while RETAINED. */
   @GuardedBy("this")
   private EntryBytes retainedBytes = EntryBytes.NONE;
@@ -88,12 +96,49 @@ final class CacheEntry {
     return ++holders;
   }
 
-  /** Ends one hold; returns the holds left. */
-  synchronized int release() {
-    if (holders <= 0) {
+  /** Marks the hold just taken a consumer's. */
+  synchronized void holdForConsumer() {
+    consumerHolds++;
+  }
+
+  /** Ends one hold, a consumer's or a task's; returns the holds left. */
+  synchronized int release(boolean consumer) {
+    if (holders <= 0 || (consumer && consumerHolds <= 0)) {
       throw new IllegalStateException("broadcast " + broadcastId + ": more releases than holds");
     }
+    if (consumer) {
+      consumerHolds--;
+    }
     return --holders;
+  }
+
+  /** Whether consumers hold it and no task does. */
+  synchronized boolean onlyConsumersHold() {
+    return holders > 0 && holders == consumerHolds;
+  }
+
+  /**
+   * Accounts its bytes in {@code memory} while consumers alone hold it, once; if the memory has no
+   * room, they go unaccounted (and logged): the consumers have the buffers already.
+   */
+  synchronized void chargeTo(StorageMemory memory) {
+    if (consumersCharge != null) {
+      return;
+    }
+    EntryBytes bytes = bytes();
+    if (bytes.acquireFrom(memory, broadcastId)) {
+      consumersCharge = bytes;
+    } else {
+      DecodeLog.notAccounted(broadcastId, bytes);
+    }
+  }
+
+  /** Gives back what {@link #chargeTo} took, if anything. */
+  synchronized void dischargeTo(StorageMemory memory) {
+    if (consumersCharge != null) {
+      consumersCharge.releaseTo(memory, broadcastId);
+      consumersCharge = null;
+    }
   }
 
   synchronized int holders() {

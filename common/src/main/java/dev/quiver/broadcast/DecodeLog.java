@@ -170,6 +170,14 @@ final class DecodeLog {
         "Ignored a second release of the {}", hold, new IllegalStateException("released again"));
   }
 
+  /** An entry its consumers alone hold, whose bytes the storage memory had no room for. */
+  static void notAccounted(long broadcastId, EntryBytes bytes) {
+    LOG.info(
+        "Broadcast {}, held by consumers past its tasks: the storage memory has no room for its {}",
+        broadcastId,
+        bytes);
+  }
+
   /** A {@link BroadcastHold} still open as the cache closes: its entry will never be freed. */
   static void leakedHold(BroadcastHold hold) {
     LOG.warn("Leaked the {}: never released, it keeps the decoded broadcast allocated", hold);

@@ -150,13 +150,10 @@ public final class DecodedBroadcastCache {
     this(allocator, Long.MAX_VALUE);
   }
 
-  /** A cache with another decoder: for tests that script decodes and their failures. */
-  DecodedBroadcastCache(
-      BufferAllocator allocator, BroadcastDecoder<?> decoder, long maxEntryBytes) {
-    this(allocator, decoder, maxEntryBytes, Retention.disabled());
-  }
-
-  /** A cache with another default decoder ({@link #open(BroadcastSource, TaskScope, boolean)}). */
+  /**
+   * A cache with another default decoder ({@link #open(BroadcastSource, TaskScope, boolean)}): for
+   * tests that script decodes and their failures.
+   */
   DecodedBroadcastCache(
       BufferAllocator allocator,
       BroadcastDecoder<?> decoder,
@@ -412,6 +409,7 @@ public final class DecodedBroadcastCache {
   BroadcastHold holdFor(CacheEntry entry, TaskHold taker, String holder) {
     synchronized (this) {
       hold(entry);
+      entry.holdForConsumer();
     }
     BroadcastHold taken = new BroadcastHold(entry.broadcastId, taker.attemptId(), holder, taker);
     outstandingHolds.add(taken);
@@ -420,12 +418,7 @@ public final class DecodedBroadcastCache {
 
   void release(BroadcastHold hold, CacheEntry entry) {
     outstandingHolds.remove(hold);
-    release(entry);
-  }
-
-  void releasedAgain(BroadcastHold hold) {
-    counters.doubleReleases.incrementAndGet();
-    DecodeLog.doubleRelease(hold);
+    release(entry, true);
   }
 
   /** Takes one hold on {@code entry}. */
@@ -434,18 +427,30 @@ public final class DecodedBroadcastCache {
     if (entry.hold() == 1) {
       counters.entriesHeld.incrementAndGet();
     }
+    // Held by a task again, its bytes are the tasks' from here, as a retained entry's would be.
+    entry.dischargeTo(retention.memory());
+  }
+
+  void release(CacheEntry entry) {
+    release(entry, false);
   }
 
   /**
-   * Ends one hold on {@code entry}. The last hold on a shared entry retains it if it may, and
-   * otherwise frees it, as the last hold on a private one does.
+   * Ends one hold on {@code entry}, a consumer's or a task's. The last hold on a shared entry
+   * retains it if it may, and otherwise frees it, as the last hold on a private one does. An entry
+   * that consumers alone hold, its tasks gone, is accounted in the storage memory until then.
    */
-  void release(CacheEntry entry) {
+  private void release(CacheEntry entry, boolean consumer) {
     List<Evicted> evicted = new ArrayList<>();
     boolean free = false;
     long bytes = 0;
     synchronized (this) {
-      if (entry.release() == 0) {
+      int left = entry.release(consumer);
+      if (left > 0 && entry.onlyConsumersHold() && retention.enabled() && !closed) {
+        entry.chargeTo(retention.memory());
+      }
+      if (left == 0) {
+        entry.dischargeTo(retention.memory());
         counters.entriesHeld.decrementAndGet();
         State state = entry.state();
         if (state == State.FAILED) {
@@ -630,10 +635,7 @@ public final class DecodedBroadcastCache {
     freeEvicted(evicted);
   }
 
-  /**
-   * The holds readers gave out ({@link BroadcastReader#hold(String)}) that are still open, in no
-   * particular order.
-   */
+  /** The holds readers gave out ({@link BroadcastReader#hold(String)}) still open, unordered. */
   public List<BroadcastHold> outstandingHolds() {
     return new ArrayList<>(outstandingHolds);
   }

@@ -54,7 +54,8 @@ final class TaskHold implements BroadcastReader.HeldEntry, BroadcastHold.Owner {
 
   @Override
   public void releasedAgain(BroadcastHold hold) {
-    cache.releasedAgain(hold);
+    cache.counters().doubleReleases.incrementAndGet();
+    DecodeLog.doubleRelease(hold);
   }
 
   /** Ends the task's hold, once. */

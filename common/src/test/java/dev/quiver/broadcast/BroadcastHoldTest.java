@@ -65,12 +65,19 @@ class BroadcastHoldTest extends RetentionTestBase {
     HoldingTask held = new HoldingTask("consumer 1");
     assertEquals(2, holders(1), "the task and its hold");
 
+    assertEquals(0, memory.used(), "while a task holds it, its bytes are the task's");
     held.task.complete();
     assertEquals(1, holders(1), "the hold outlives the task");
     assertFalse(entry(1).retained(), "a held entry is not retained");
-    assertEquals(0, memory.used(), "a held entry's bytes are its holders', not storage memory's");
+    assertEquals(size, memory.used(), "held by a consumer alone, it is in storage memory");
     assertLive(held.batch);
     assertEquals(List.of(held.hold), cache.outstandingHolds());
+
+    FakeTask again = new FakeTask();
+    cache.open(first, again, true);
+    assertEquals(0, memory.used(), "a task holds it again: its bytes are the task's");
+    again.complete();
+    assertEquals(size, memory.used(), "its task gone, the consumer's hold is accounted again");
 
     held.hold.close();
     assertTrue(held.hold.isReleased());
@@ -98,7 +105,8 @@ class BroadcastHoldTest extends RetentionTestBase {
   @Test
   void pressureNeverEvictsAHeldEntryAndItsBytesGoAtTheLastRelease() throws Exception {
     HoldingTask held = heldPastItsTask("consumer");
-    long sparkBlocks = 100 * size - size / 2;
+    assertEquals(size, memory.used(), "held by a consumer alone, it is in storage memory");
+    long sparkBlocks = 100 * size - size - size / 2;
     assertTrue(memory.tryAcquire(-1, sparkBlocks));
     assertTrue(memory.underPressure());
     cache.checkRetained();
@@ -106,7 +114,7 @@ class BroadcastHoldTest extends RetentionTestBase {
     assertLive(held.batch);
 
     held.hold.close();
-    assertNull(entry(1), "under pressure, its last release frees it rather than retain it");
+    assertNull(entry(1), "under pressure, it goes once its last release made it idle");
     assertEquals(sparkBlocks, memory.used(), "nothing of the entry left in storage memory");
     memory.release(-1, sparkBlocks);
     closeAndAssertAllFreed();

@@ -32,6 +32,7 @@ class CDataExportSuite extends AnyFunSuite {
     assert(figure("outstandingHolds") == figure("pendingExports"))
     assert(figure("entriesHeldAfterTasks") == 1)
     assert(figure("retainedWhileExported") == 0, "not retained while the consumer holds it")
+    assert(figure("storageWhileExported") > 0, "its tasks gone, it is in storage memory")
     assert(figure("importedRows") == 10000)
     assert(figure("consumerBytes") == 0, "the consumer released what it imported")
   }
@@ -44,6 +45,7 @@ class CDataExportSuite extends AnyFunSuite {
     assert(figure("doubleReleases") == 0)
     assert(figure("entriesAfterDestroy") == 0)
     assert(figure("allocatedAfterDestroy") == 0)
+    assert(figure("storageAfterDestroy") == 0)
   }
 }
 
@@ -64,6 +66,8 @@ object CDataExportChild {
       .config(QuiverSettings.RetainDecodedBroadcasts, "true")
       .config("spark.ui.enabled", "false")
       .config("spark.driver.host", "127.0.0.1")
+      // No cleaner removing Spark's own blocks meanwhile: the storage figures compare two reads.
+      .config("spark.cleaner.referenceTracking", "false")
       .getOrCreate()
     try scenario(spark)
     finally {
@@ -84,6 +88,11 @@ object CDataExportChild {
     val where = Class.forName("org.apache.arrow.c.Data").getProtectionDomain.getCodeSource
     ChildJvm.report("cDataFrom", where.getLocation)
     val counters = QuiverMetrics.broadcastCache
+    val memory = SparkEnv.get.memoryManager
+    val blocks = SparkEnv.get.blockManager
+    // Storage memory not held by Spark's own blocks: what Quiver took.
+    def quiverStorage: Long = memory.onHeapStorageMemoryUsed -
+      blocks.getMatchingBlockIds(_ => true).flatMap(blocks.getStatus).map(_.memSize).sum
     val dim = ArrowBroadcast.of(spark.range(0, 5000, 1, 2).selectExpr("id", "concat('v', id) AS s"))
     val value = dim.value
     val exported = spark.sparkContext
@@ -104,6 +113,7 @@ object CDataExportChild {
     ChildJvm.report("outstandingHolds", QuiverRuntime.broadcastCache.outstandingHolds().size())
     ChildJvm.report("entriesHeldAfterTasks", counters.entriesHeld())
     ChildJvm.report("retainedWhileExported", counters.entriesRetained())
+    ChildJvm.report("storageWhileExported", quiverStorage)
 
     ChildJvm.report("importedRows", consumer.importAndReleaseOnAnotherThread())
     ChildJvm.report("consumerBytes", consumer.allocatedBytes())
@@ -118,5 +128,6 @@ object CDataExportChild {
     QuiverRuntime.broadcastCache.checkRetained()
     ChildJvm.report("entriesAfterDestroy", QuiverMetrics.broadcastCacheEntries.entries().size())
     ChildJvm.report("allocatedAfterDestroy", QuiverMetrics.allocatedBytes)
+    ChildJvm.report("storageAfterDestroy", quiverStorage)
   }
 }
