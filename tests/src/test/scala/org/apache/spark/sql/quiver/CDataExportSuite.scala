@@ -76,13 +76,13 @@ object CDataExportChild {
     }
   }
 
-  private def gauge(name: String): Long =
-    SparkEnv.get.metricsSystem
-      .getSourcesByName(PluginSource)
-      .flatMap(s => Option(s.metricRegistry.getGauges.get(name)))
-      .map(_.asInstanceOf[Gauge[java.lang.Long]].getValue.longValue)
-      .headOption
-      .getOrElse(-1L)
+  private def gauge(name: String): Long = {
+    val values = SparkEnv.get.metricsSystem.getSourcesByName(PluginSource).flatMap { source =>
+      val all = source.metricRegistry.getGauges
+      Option(all.get(name)).map(_.asInstanceOf[Gauge[java.lang.Long]].getValue.longValue)
+    }
+    values.headOption.getOrElse(-1L)
+  }
 
   private def scenario(spark: SparkSession): Unit = {
     val where = Class.forName("org.apache.arrow.c.Data").getProtectionDomain.getCodeSource
