@@ -10,9 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.testing.FakeTask;
 import dev.quiver.testing.LogCapture;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Future;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.junit.jupiter.api.Test;
@@ -158,24 +157,9 @@ class BroadcastHoldTest extends RetentionTestBase {
     // Half the tasks end before any release, the other half while the releases run.
     started.get(0).complete();
     started.get(1).complete();
-    CountDownLatch go = new CountDownLatch(1);
-    List<Future<?>> releases = new ArrayList<>();
-    for (int i = holds.size() - 1; i >= 0; i--) {
-      BroadcastHold hold = holds.get(i);
-      releases.add(
-          executor.submit(
-              () -> {
-                go.await();
-                hold.close();
-                return null;
-              }));
-    }
-    go.countDown();
-    started.get(2).complete();
-    started.get(3).complete();
-    for (Future<?> release : releases) {
-      release.get();
-    }
+    List<BroadcastHold> lastFirst = new ArrayList<>(holds);
+    Collections.reverse(lastFirst);
+    releaseOnThreadsWhileTasksEnd(lastFirst, started.subList(2, 4));
     assertNull(entry(1), "freed once, by whichever release or task end came last");
     assertEquals(1, decoder.calls());
     assertEquals(0, cache.counters().doubleReleases());

@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.ArrowArrayStream;
@@ -141,8 +140,7 @@ class CDataExportTest extends RetentionTestBase {
   void everyExportedArrayHoldsTheEntryUntilItsRelease() throws Exception {
     retainingCache(10 * size, 100 * size);
     FakeTask task = new FakeTask();
-    BroadcastReader reader = cache.open(first, task, true);
-    assertTrue(reader.next());
+    BroadcastReader reader = openAtFirstBatch(first, task);
     List<Imported> exports = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       exports.add(exportAndImport(reader, "consumer " + i));
@@ -183,23 +181,7 @@ class CDataExportTest extends RetentionTestBase {
     started.get(0).complete();
     started.get(1).complete();
     Collections.shuffle(exports, new Random(27));
-    CountDownLatch go = new CountDownLatch(1);
-    List<Future<?>> releases = new ArrayList<>();
-    for (Imported export : exports) {
-      releases.add(
-          executor.submit(
-              () -> {
-                go.await();
-                export.close();
-                return null;
-              }));
-    }
-    go.countDown();
-    started.get(2).complete();
-    started.get(3).complete();
-    for (Future<?> release : releases) {
-      release.get();
-    }
+    releaseOnThreadsWhileTasksEnd(exports, started.subList(2, 4));
     assertNull(entry(1), "freed once, by whichever release or task end came last");
     assertEquals(1, decoder.calls());
     assertEquals(0, cache.counters().doubleReleases());
@@ -211,8 +193,7 @@ class CDataExportTest extends RetentionTestBase {
   void aDroppedEntryStaysForItsExportsUntilTheLastRelease() throws Exception {
     retainingCache(10 * size, 100 * size);
     FakeTask task = new FakeTask();
-    BroadcastReader reader = cache.open(first, task, true);
-    assertTrue(reader.next());
+    BroadcastReader reader = openAtFirstBatch(first, task);
     Imported imported = exportAndImport(reader, "consumer");
     String expected = reader.current().contentToTSVString();
     task.complete();
@@ -237,8 +218,7 @@ class CDataExportTest extends RetentionTestBase {
     before.complete();
     assertTrue(entry(1).retained());
     FakeTask task = new FakeTask();
-    BroadcastReader reader = cache.open(first.withId(2), task, true);
-    assertTrue(reader.next());
+    BroadcastReader reader = openAtFirstBatch(first.withId(2), task);
     Imported imported = exportAndImport(reader, "consumer");
     String expected = reader.current().contentToTSVString();
     task.complete();
@@ -261,8 +241,7 @@ class CDataExportTest extends RetentionTestBase {
   @Test
   void aKilledTasksExportsStayUntilReleasedAndItCannotExportAfter() throws Exception {
     FakeTask task = new FakeTask();
-    BroadcastReader reader = cache.open(first, task, true);
-    assertTrue(reader.next());
+    BroadcastReader reader = openAtFirstBatch(first, task);
     Imported imported = exportAndImport(reader, "consumer");
     String expected = reader.current().contentToTSVString();
     task.kill("stage cancelled");
@@ -316,8 +295,7 @@ class CDataExportTest extends RetentionTestBase {
   @Test
   void aChildMovedOutAndReleasedAfterItsParentKeepsTheEntryUntilThen() throws Exception {
     FakeTask task = new FakeTask();
-    BroadcastReader reader = cache.open(first, task, true);
-    assertTrue(reader.next());
+    BroadcastReader reader = openAtFirstBatch(first, task);
     ArrowRecordBatch shared = reader.currentBatch();
     try (ArrowArray array = ArrowArray.allocateNew(consumer);
         ArrowArray moved = ArrowArray.allocateNew(consumer)) {
@@ -350,8 +328,7 @@ class CDataExportTest extends RetentionTestBase {
   @Test
   void theSchemaIsReleasedOnItsOwnAndTheEntryWaitsForBoth() throws Exception {
     FakeTask task = new FakeTask();
-    BroadcastReader reader = cache.open(first, task, true);
-    assertTrue(reader.next());
+    BroadcastReader reader = openAtFirstBatch(first, task);
     try (ArrowArray array = ArrowArray.allocateNew(consumer);
         ArrowSchema schema = ArrowSchema.allocateNew(consumer)) {
       CDataExport.exportBatch(reader, "consumer", array, schema);
@@ -457,8 +434,7 @@ class CDataExportTest extends RetentionTestBase {
     TestBroadcast dictionary =
         encode(4, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {60, 40}, new int[] {30});
     FakeTask task = new FakeTask();
-    BroadcastReader reader = cache.open(dictionary, task, true);
-    assertTrue(reader.next());
+    BroadcastReader reader = openAtFirstBatch(dictionary, task);
     Dictionary shared = reader.dictionaries().lookup(TestBroadcast.COLOR_DICTIONARY_ID);
     String values = shared.getVector().toString();
     String indices = reader.current().contentToTSVString();
@@ -497,8 +473,7 @@ class CDataExportTest extends RetentionTestBase {
   void aBroadcastOfNoColumnsExportsItsRowCounts() throws Exception {
     TestBroadcast empty = encode(5, Shape.ZERO_COLUMNS, SparkStreamCodec.LZ4, new int[] {12});
     FakeTask task = new FakeTask();
-    BroadcastReader reader = cache.open(empty, task, true);
-    assertTrue(reader.next());
+    BroadcastReader reader = openAtFirstBatch(empty, task);
     try (Imported imported = exportAndImport(reader, "consumer")) {
       assertEquals(12, imported.root.getRowCount());
       assertEquals(0, imported.root.getFieldVectors().size());
@@ -519,8 +494,7 @@ class CDataExportTest extends RetentionTestBase {
   void anExportOutAtTheCachesCloseIsALeakAndMayBeReleasedAfter() throws Exception {
     retainingCache(10 * size, 100 * size);
     FakeTask task = new FakeTask();
-    BroadcastReader reader = cache.open(first, task, true);
-    assertTrue(reader.next());
+    BroadcastReader reader = openAtFirstBatch(first, task);
     Imported imported = exportAndImport(reader, "native consumer 9");
     task.complete();
     try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {

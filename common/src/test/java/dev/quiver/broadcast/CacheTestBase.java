@@ -110,6 +110,41 @@ abstract class CacheTestBase {
   }
 
   /** The cache's entry of broadcast {@code id}; null when it has none. */
+  /** Opens {@code broadcast}, sharing, for {@code task}, and moves to its first batch. */
+  BroadcastReader openAtFirstBatch(TestBroadcast broadcast, FakeTask task) throws IOException {
+    BroadcastReader reader = cache.open(broadcast, task, true);
+    if (!reader.next()) {
+      throw new AssertionError("broadcast " + broadcast.broadcastId() + " has no batch");
+    }
+    return reader;
+  }
+
+  /**
+   * Closes each of {@code releases} on a thread of its own, all let go at once, while {@code
+   * endMeanwhile} complete on this thread: the releases and the task ends race.
+   */
+  void releaseOnThreadsWhileTasksEnd(
+      List<? extends AutoCloseable> releases, List<FakeTask> endMeanwhile) throws Exception {
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    for (AutoCloseable release : releases) {
+      done.add(
+          executor.submit(
+              () -> {
+                go.await();
+                release.close();
+                return null;
+              }));
+    }
+    go.countDown();
+    for (FakeTask task : endMeanwhile) {
+      task.complete();
+    }
+    for (Future<?> release : done) {
+      release.get();
+    }
+  }
+
   CacheSnapshot.EntryState entry(long id) {
     for (CacheSnapshot.EntryState e : cache.snapshot().entries()) {
       if (e.broadcastId() == id) {
