@@ -11,13 +11,19 @@ import org.scalatest.funsuite.AnyFunSuite
 /**
  * Spark tasks hand their broadcast batches to a native-style consumer through the Arrow C Data
  * Interface, and the consumer imports and releases them on a thread of its own after the tasks
- * ended. In a JVM of its own whose class path leaves out Comet's jar: Comet 1.2.0 carries its own
- * `org.apache.arrow.c` classes, built on its shaded Arrow (see docs/engines.md).
+ * ended. In a JVM of its own whose class path leaves out Comet's jar and adds Arrow's
+ * `arrow-c-data`: Comet 1.2.0 carries its own `org.apache.arrow.c` classes, built on its shaded
+ * Arrow (see docs/engines.md), so this module's class path has only Comet's, which the main job's
+ * Comet runs need.
  */
 class CDataExportSuite extends AnyFunSuite {
 
   private lazy val results: Map[String, String] =
-    ChildJvm.resultsOn(entry => !entry.contains("comet-spark"), CDataExportChild.getClass)
+    ChildJvm.resultsOn(
+      entry => !entry.contains("comet-spark"),
+      Seq(CDataExportSuite.arrowCData),
+      CDataExportChild.getClass
+    )
 
   private def figure(key: String): Long = results(key).toLong
 
@@ -46,6 +52,16 @@ class CDataExportSuite extends AnyFunSuite {
     assert(figure("entriesAfterDestroy") == 0)
     assert(figure("allocatedAfterDestroy") == 0)
     assert(figure("storageAfterDestroy") == 0)
+  }
+}
+
+object CDataExportSuite {
+
+  /** Arrow's `arrow-c-data` of this profile, which the build copies beside the tests. */
+  def arrowCData: String = {
+    val jar = sys.props.getOrElse("quiver.cdata.jar", "")
+    require(new java.io.File(jar).isFile, s"no arrow-c-data jar at '$jar' (the build copies it)")
+    jar
   }
 }
 

@@ -17,18 +17,22 @@ object ChildJvm {
 
   /** The child's `key -> value` results; fails with the child's output if it fails. */
   def results(main: Class[_], args: String*): Map[String, String] =
-    resultsOn(_ => true, main, args: _*)
+    resultsOn(_ => true, Nil, main, args: _*)
 
   /**
-   * [[results]] of a child whose class path keeps only the entries `keep` accepts: for a child
-   * that must not see a jar of this JVM's (Comet's copy of Arrow's C Data classes, say).
+   * [[results]] of a child whose class path keeps only the entries `keep` accepts, then `extra`:
+   * for a child that must not see a jar of this JVM's (Comet's copy of Arrow's C Data classes, say)
+   * and sees one this JVM does not.
    */
-  def resultsOn(keep: String => Boolean, main: Class[_], args: String*): Map[String, String] = {
-    val classPath = sys
-      .props("java.class.path")
-      .split(File.pathSeparator)
-      .filter(keep)
-      .mkString(File.pathSeparator)
+  def resultsOn(
+      keep: String => Boolean,
+      extra: Seq[String],
+      main: Class[_],
+      args: String*
+  ): Map[String, String] = {
+    val classPath =
+      (sys.props("java.class.path").split(File.pathSeparator).filter(keep) ++ extra)
+        .mkString(File.pathSeparator)
     val jvmFlags = ManagementFactory.getRuntimeMXBean.getInputArguments.toArray.toSeq
       .map(_.toString)
       .filter(a => a.startsWith("--add-opens") || a.startsWith("--add-exports"))
