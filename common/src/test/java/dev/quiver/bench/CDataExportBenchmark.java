@@ -8,6 +8,7 @@ import dev.quiver.testing.FakeTask;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.concurrent.TimeUnit;
+import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
@@ -113,6 +114,30 @@ public class CDataExportBenchmark {
   @Benchmark
   public long exportAndImport(InvocationCpu cpu) throws IOException {
     return cpu.count(this::exportAndImportRows);
+  }
+
+  /**
+   * Quiver's side alone: open the cached entry, export each batch (no schema) and release it at
+   * once through its C release callback, as a native consumer would, with no Java import.
+   */
+  @Benchmark
+  public long exportAndRelease(InvocationCpu cpu) throws IOException {
+    return cpu.count(
+        () -> {
+          FakeTask task = new FakeTask();
+          long exported = 0;
+          try (ArrowArray array = ArrowArray.allocateNew(consumer)) {
+            BroadcastReader reader = warm.open(source, task, true);
+            while (reader.next()) {
+              CDataExport.exportBatch(reader, "bench consumer", array, null);
+              exported += reader.currentBatch().getLength();
+              array.release();
+            }
+          } finally {
+            task.complete();
+          }
+          return exported;
+        });
   }
 
   /** Open the broadcast on a cache without it (a decode), walk its batches, end the task. */
