@@ -20,9 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -30,7 +28,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
@@ -45,16 +42,10 @@ import org.openjdk.jmh.infra.Blackhole;
  * FileInputStream} ({@code fileAvailableCalls}, {@code fileReadCalls}; each {@code available()}
  * there is an {@code fstat} and an {@code lseek}).
  */
-@State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @OperationsPerInvocation(ChannelReadBenchmark.FILE_MIB)
-@Fork(
-    value = 1,
-    jvmArgsAppend = {"-Xmx1g", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
-@Warmup(iterations = 2, time = 2)
-@Measurement(iterations = 5, time = 2)
-public class ChannelReadBenchmark {
+public class ChannelReadBenchmark extends JmhSettings {
 
   static final int FILE_MIB = 64;
   private static final int MIB = 1024 * 1024;

@@ -16,18 +16,10 @@ import net.jpountz.xxhash.XXHashFactory;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * One full decode of a broadcast-shaped Arrow IPC stream (long, int, double and string columns)
@@ -41,22 +33,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * lz4-java's {@code LZ4BlockInputStream} with the fast decompressor and Spark's checksum), which is
  * safe here only because the bytes are the benchmark's own.
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Fork(
-    value = 1,
-    jvmArgsAppend = {"-Xmx2g", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
-@Warmup(iterations = 2, time = 2)
-@Measurement(iterations = 5, time = 2)
-public class DecodeBenchmark {
-
-  @Param({"1000000"})
-  public int rows;
-
-  /** Rows per record batch: Comet's default batch size. */
-  @Param({"8192"})
-  public int batchRows;
+public class DecodeBenchmark extends BroadcastBenchmarkBase {
 
   private BufferAllocator allocator;
   private byte[] lz4Stream;
@@ -66,12 +44,8 @@ public class DecodeBenchmark {
   @Setup(Level.Trial)
   public void encode() throws IOException {
     allocator = new RootAllocator();
-    lz4Stream =
-        BenchBroadcast.encode(
-            BenchBroadcast.Shape.MIXED, rows, batchRows, SparkStreamCodec.LZ4, allocator);
-    rawStream =
-        BenchBroadcast.encode(
-            BenchBroadcast.Shape.MIXED, rows, batchRows, StreamCodec.NONE, allocator);
+    lz4Stream = encode(BenchBroadcast.Shape.MIXED, SparkStreamCodec.LZ4, allocator);
+    rawStream = encode(BenchBroadcast.Shape.MIXED, StreamCodec.NONE, allocator);
     floorTarget = new byte[rawStream.length];
     long decodedBytes;
     try (DecodedStream decoded = decodeLz4()) {

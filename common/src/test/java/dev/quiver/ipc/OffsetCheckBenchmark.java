@@ -1,22 +1,16 @@
 package dev.quiver.ipc;
 
+import dev.quiver.bench.JmhSettings;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The decode's offset check on its own, over one column of ascending 4-byte offsets: {@code
@@ -24,15 +18,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code perValueGetInt} the loop it replaced ({@code ArrowBuf.getInt} per offset, each with its
  * bounds and reference-count checks), kept here as the reference.
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Fork(
-    value = 1,
-    jvmArgsAppend = {"-Xmx1g", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class OffsetCheckBenchmark {
+public class OffsetCheckBenchmark extends JmhSettings {
 
   @Param({"1000000"})
   public int values;

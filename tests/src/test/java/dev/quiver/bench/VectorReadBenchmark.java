@@ -1,48 +1,30 @@
 package dev.quiver.bench;
 
 import dev.quiver.broadcast.BroadcastReader;
-import dev.quiver.broadcast.BroadcastSource;
 import dev.quiver.broadcast.DecodedBroadcastCache;
 import dev.quiver.codec.SparkStreamCodec;
-import dev.quiver.codec.StreamCodec;
 import dev.quiver.ipc.ArrowIpc;
 import dev.quiver.ipc.DecodedStream;
-import dev.quiver.task.TaskScope;
-import java.io.ByteArrayInputStream;
+import dev.quiver.testing.FakeTask;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.types.pojo.ArrowType;
-import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.quiver.broadcast.ColumnarBatches;
 import org.apache.spark.sql.quiver.vectors.ValidatedColumns;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
@@ -62,8 +44,6 @@ import org.openjdk.jmh.annotations.Warmup;
  *   -Dbench.main=org.openjdk.jmh.Main -Dbench.args="VectorReadBenchmark"
  * </pre>
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Fork(
     value = 1,
@@ -73,14 +53,7 @@ import org.openjdk.jmh.annotations.Warmup;
       "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"
     })
 @Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 5, time = 2)
-public class VectorReadBenchmark {
-
-  @Param({"1000000"})
-  public int rows;
-
-  @Param({"8192"})
-  public int batchRows;
+public class VectorReadBenchmark extends BroadcastBenchmarkBase {
 
   private BufferAllocator allocator;
   private byte[] lz4Stream;
@@ -89,13 +62,13 @@ public class VectorReadBenchmark {
   private final List<ColumnarBatch> arrowBatches = new ArrayList<>();
   private ValidatedColumns validated;
   private DecodedBroadcastCache cache;
-  private BroadcastSource source;
-  private BenchTask holder;
+  private BenchBroadcast source;
+  private FakeTask holder;
 
   @Setup(Level.Trial)
   public void setUp() throws IOException {
     allocator = new RootAllocator();
-    lz4Stream = encode();
+    lz4Stream = encode(BenchBroadcast.Shape.BUILD_SIDE, SparkStreamCodec.LZ4, allocator);
     decoded = ArrowIpc.decode(lz4Stream, SparkStreamCodec.LZ4, allocator, "bench");
     for (ArrowRecordBatch batch : decoded.batches()) {
       VectorSchemaRoot root = VectorSchemaRoot.create(decoded.schema(), allocator);
@@ -112,9 +85,9 @@ public class VectorReadBenchmark {
       throw new IllegalStateException("the two vectors read different sums");
     }
     cache = new DecodedBroadcastCache(allocator);
-    source = new Source(lz4Stream);
+    source = new BenchBroadcast(1, lz4Stream, SparkStreamCodec.LZ4);
     // One task holds the entry for the whole trial, so every measured task reads it shared.
-    holder = new BenchTask();
+    holder = new FakeTask();
     cache.open(source, holder, true);
     if (viewNow() != rows || viewBefore() != rows) {
       throw new IllegalStateException("a view read the wrong number of rows");
@@ -173,7 +146,7 @@ public class VectorReadBenchmark {
   /** One task's view of the shared entry through the read path as it is now. */
   @Benchmark
   public long viewNow() throws IOException {
-    BenchTask task = new BenchTask();
+    FakeTask task = new FakeTask();
     ColumnarBatches batches = new ColumnarBatches(cache.open(source, task, true));
     long seen = 0;
     while (batches.hasNext()) {
@@ -186,7 +159,7 @@ public class VectorReadBenchmark {
   /** The same as the read path made it before: a root, a loader and Arrow's vectors per batch. */
   @Benchmark
   public long viewBefore() throws IOException {
-    BenchTask task = new BenchTask();
+    FakeTask task = new FakeTask();
     BroadcastReader reader = cache.open(source, task, true);
     long seen = 0;
     while (reader.next()) {
@@ -199,100 +172,5 @@ public class VectorReadBenchmark {
     }
     task.complete();
     return seen;
-  }
-
-  /** long, long, string: the broadcast shape, compressed with Spark's lz4 framing. */
-  private byte[] encode() throws IOException {
-    Schema schema =
-        new Schema(
-            Arrays.asList(
-                Field.nullable("k", new ArrowType.Int(64, true)),
-                Field.nullable("v", new ArrowType.Int(64, true)),
-                Field.nullable("s", ArrowType.Utf8.INSTANCE)));
-    List<ArrowRecordBatch> batches = new ArrayList<>();
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
-      BigIntVector k = (BigIntVector) root.getVector(0);
-      BigIntVector v = (BigIntVector) root.getVector(1);
-      VarCharVector s = (VarCharVector) root.getVector(2);
-      for (int first = 0; first < rows; first += batchRows) {
-        int n = Math.min(batchRows, rows - first);
-        root.allocateNew();
-        for (int i = 0; i < n; i++) {
-          long id = (long) first + i;
-          k.setSafe(i, id);
-          v.setSafe(i, id * 31);
-          s.setSafe(i, ("value-" + id).getBytes(StandardCharsets.UTF_8));
-        }
-        root.setRowCount(n);
-        batches.add(new VectorUnloader(root).getRecordBatch());
-      }
-      return ArrowIpc.encode(schema, batches, null, SparkStreamCodec.LZ4, allocator);
-    } finally {
-      batches.forEach(ArrowRecordBatch::close);
-    }
-  }
-
-  /** The broadcast as the cache reads it: one stream in memory. */
-  private static final class Source implements BroadcastSource {
-    private final byte[] stream;
-
-    Source(byte[] stream) {
-      this.stream = stream;
-    }
-
-    @Override
-    public long broadcastId() {
-      return 1;
-    }
-
-    @Override
-    public int streamCount() {
-      return 1;
-    }
-
-    @Override
-    public InputStream openStream(int index) {
-      return new ByteArrayInputStream(stream);
-    }
-
-    @Override
-    public long streamLength(int index) {
-      return stream.length;
-    }
-
-    @Override
-    public StreamCodec codec() {
-      return SparkStreamCodec.LZ4;
-    }
-  }
-
-  /** A task that completes when told to, running its listeners then. */
-  private static final class BenchTask implements TaskScope {
-    private static long nextId;
-    private final long id = ++nextId;
-    private final List<Runnable> listeners = new ArrayList<>();
-
-    @Override
-    public long attemptId() {
-      return id;
-    }
-
-    @Override
-    public void onCompletion(Runnable listener) {
-      listeners.add(listener);
-    }
-
-    @Override
-    public boolean isInterrupted() {
-      return false;
-    }
-
-    @Override
-    public void throwIfKilled() {}
-
-    void complete() {
-      listeners.forEach(Runnable::run);
-      listeners.clear();
-    }
   }
 }

@@ -1,10 +1,8 @@
 package org.apache.spark.sql.quiver
 
-import com.codahale.metrics.Gauge
-import dev.quiver.spark.{QuiverMetrics, QuiverSettings}
+import dev.quiver.spark.QuiverMetrics
 import dev.quiver.spark.broadcast.{ArrowBroadcast, ArrowBroadcastRDD, BroadcastReadMetrics}
 import dev.quiver.spark.join.QuiverJoins
-import org.apache.spark.SparkEnv
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.util.LongAccumulator
 
@@ -19,22 +17,8 @@ object RetainingExecutor {
   lazy val results: Map[String, String] =
     ChildJvm.results(getClass, QuiverConf.entries.map(_.key): _*)
 
-  private val PluginSource = "plugin." + QuiverSettings.Plugin
-
   def main(args: Array[String]): Unit = {
-    val spark = SparkSession
-      .builder()
-      .master("local[1]")
-      .appName("quiver-retaining-executor")
-      .config("spark.plugins", QuiverSettings.Plugin)
-      .config(QuiverSettings.RetainDecodedBroadcasts, "true")
-      .config("spark.ui.enabled", "false")
-      .config("spark.driver.host", "127.0.0.1")
-      // No cleaner removing Spark's own blocks (old jobs' task binaries) in the background: the
-      // scenario compares Spark's storage memory with its block list, two reads that a removal
-      // between them would set apart (seen on Spark 3.4: 7,186 bytes more than Quiver took).
-      .config("spark.cleaner.referenceTracking", "false")
-      .getOrCreate()
+    val spark = ChildJvm.retainingSpark("local[1]", "quiver-retaining-executor")
     try {
       // Before anything touches Quiver: which settings did the plugin register?
       args.filter(org.apache.spark.sql.internal.SQLConf.containsConfigKey).foreach { key =>
@@ -46,11 +30,6 @@ object RetainingExecutor {
 
   private def scenario(spark: SparkSession): Unit = {
     val counters = QuiverMetrics.broadcastCache
-    val memory = SparkEnv.get.memoryManager
-    val blocks = SparkEnv.get.blockManager
-    // Storage memory not held by Spark's own blocks: what Quiver took.
-    def quiverStorage: Long = memory.onHeapStorageMemoryUsed -
-      blocks.getMatchingBlockIds(_ => true).flatMap(blocks.getStatus).map(_.memSize).sum
     val dim = ArrowBroadcast.of(spark.range(0, 2000, 1, 2).selectExpr("id", "concat('v', id) AS s"))
     def rowsRead(broadcast: ArrowBroadcast): Long = rowsOf(broadcast.rdd(8))
     def rowsOf(rdd: ArrowBroadcastRDD): Long = rdd.map(_.numRows().toLong).collect().sum
@@ -67,12 +46,8 @@ object RetainingExecutor {
     ChildJvm.report("retainedReads", counters.retainedReads())
     ChildJvm.report("entriesRetained", counters.entriesRetained())
     ChildJvm.report("bytesRetained", counters.bytesRetained())
-    ChildJvm.report("storageTaken", quiverStorage)
-    val gauges = SparkEnv.get.metricsSystem.getSourcesByName(PluginSource).flatMap { source =>
-      val all = source.metricRegistry.getGauges
-      Option(all.get("broadcast.decodes")).map(_.asInstanceOf[Gauge[java.lang.Long]].getValue)
-    }
-    ChildJvm.report("metricDecodes", gauges.headOption.getOrElse(-1L))
+    ChildJvm.report("storageTaken", ChildJvm.quiverStorage)
+    ChildJvm.report("metricDecodes", ChildJvm.pluginGauge("broadcast.decodes"))
 
     // Two joins against the retained broadcast: its build side is built once, then reused by
     // the driver's and the eight tasks' reads of both queries, and retained beside the batches.
@@ -85,7 +60,7 @@ object RetainingExecutor {
     ChildJvm.report("joinBuilds", counters.derivedBuilds() - builds)
     ChildJvm.report("joinReuses", counters.derivedReuses() - reuses)
     ChildJvm.report("bytesRetainedWithBuild", counters.bytesRetained())
-    ChildJvm.report("storageTakenWithBuild", quiverStorage)
+    ChildJvm.report("storageTakenWithBuild", ChildJvm.quiverStorage)
 
     // Destroy the broadcast: the entry goes at the next task boundary, with its storage memory.
     val id = dim.value.id
@@ -100,6 +75,6 @@ object RetainingExecutor {
     other.value.destroy(true)
     QuiverRuntime.broadcastCache.checkRetained()
     ChildJvm.report("entriesAtEnd", QuiverMetrics.broadcastCacheEntries.entries().size())
-    ChildJvm.report("storageAtEnd", quiverStorage)
+    ChildJvm.report("storageAtEnd", ChildJvm.quiverStorage)
   }
 }
