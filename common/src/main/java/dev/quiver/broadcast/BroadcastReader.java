@@ -4,7 +4,9 @@ import dev.quiver.annotation.Public;
 import dev.quiver.ipc.DecodedStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.util.Preconditions;
@@ -32,6 +34,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
 public final class BroadcastReader implements AutoCloseable {
 
   private final DecodedForm decoded;
+
+  /** {@link #decoded} when it is Arrow IPC, else null: resolved once, not per batch. */
+  private final DecodedBroadcast arrowStreams;
+
   private final BufferAllocator viewAllocator;
   private int streamIndex;
   private int batchIndex = -1;
@@ -41,6 +47,14 @@ public final class BroadcastReader implements AutoCloseable {
   private final List<AutoCloseable> viewResources = new ArrayList<>();
   // Views the consumer kept past next(), with what was tied to them; closed with the reader.
   private final List<AutoCloseable> keptViews = new ArrayList<>();
+
+  /**
+   * The leases of this task's C Data exports, one per holder: each export pins its holder's lease,
+   * and the task's own pin on it ends with the reader, so that a task's exports to one consumer
+   * share one hold and one allocator instead of taking them per batch.
+   */
+  private final Map<String, ExportLease> exportLeases = new HashMap<>();
+
   private final HeldEntry entry;
   private final Served served;
   private final long decodeNanos;
@@ -113,6 +127,7 @@ public final class BroadcastReader implements AutoCloseable {
       long decodeNanos,
       long waitNanos) {
     this.decoded = decoded;
+    this.arrowStreams = decoded instanceof DecodedBroadcast ? (DecodedBroadcast) decoded : null;
     this.viewAllocator = viewAllocator;
     this.entry = entry;
     this.served = served;
@@ -157,7 +172,7 @@ public final class BroadcastReader implements AutoCloseable {
   public boolean next() {
     Preconditions.checkState(!closed, "broadcast reader is closed");
     closeView();
-    List<DecodedStream> streams = broadcast().streams();
+    List<DecodedStream> streams = streams();
     while (streamIndex < streams.size()) {
       List<ArrowRecordBatch> batches = streams.get(streamIndex).batches();
       if (batchIndex + 1 < batches.size()) {
@@ -176,7 +191,7 @@ public final class BroadcastReader implements AutoCloseable {
     currentBatch();
     if (view == null) {
       view =
-          VectorSchemaRoot.create(broadcast().streams().get(streamIndex).schema(), viewAllocator);
+          VectorSchemaRoot.create(arrowStreams.streams().get(streamIndex).schema(), viewAllocator);
       new VectorLoader(view).load(batch);
     }
     return view;
@@ -199,7 +214,7 @@ public final class BroadcastReader implements AutoCloseable {
   /** The schema of the current batch's stream. */
   public Schema currentSchema() {
     currentBatch();
-    return broadcast().streams().get(streamIndex).schema();
+    return arrowStreams.streams().get(streamIndex).schema();
   }
 
   /** Index of the stream the current batch belongs to. */
@@ -212,13 +227,13 @@ public final class BroadcastReader implements AutoCloseable {
    * the broadcast was not decoded as Arrow IPC.
    */
   public long rowCount() {
-    return decoded instanceof DecodedBroadcast ? ((DecodedBroadcast) decoded).rowCount() : -1;
+    return arrowStreams != null ? arrowStreams.rowCount() : -1;
   }
 
   /** Dictionaries of the current batch's stream, for dictionary-encoded fields. */
   public DictionaryProvider dictionaries() {
     currentBatch();
-    return broadcast().streams().get(streamIndex);
+    return arrowStreams.streams().get(streamIndex);
   }
 
   /**
@@ -228,6 +243,11 @@ public final class BroadcastReader implements AutoCloseable {
    */
   public DecodedBroadcast broadcast() {
     return decoded(DecodedBroadcast.class);
+  }
+
+  /** The streams to walk; a batch is current only once {@link #next()} has found them. */
+  private List<DecodedStream> streams() {
+    return arrowStreams != null ? arrowStreams.streams() : broadcast().streams();
   }
 
   /**
@@ -291,6 +311,23 @@ public final class BroadcastReader implements AutoCloseable {
     return entry.holdAgain(holder);
   }
 
+  /**
+   * The lease of this task's exports to {@code holder}, pinned for one export: the caller unpins it
+   * when the export is done.
+   */
+  ExportLease pinExportLease(String holder) {
+    synchronized (exportLeases) {
+      Preconditions.checkState(!closed, "broadcast reader is closed");
+      ExportLease lease = exportLeases.get(holder);
+      if (lease == null) {
+        lease = ExportLease.take(this, holder);
+        exportLeases.put(holder, lease);
+      }
+      lease.pin();
+      return lease;
+    }
+  }
+
   /** The entry's allocator, of the views and of {@link CDataExport}'s allocators. */
   BufferAllocator viewAllocator() {
     return viewAllocator;
@@ -325,12 +362,22 @@ public final class BroadcastReader implements AutoCloseable {
    */
   @Override
   public void close() {
-    closed = true;
+    List<ExportLease> leases;
+    synchronized (exportLeases) {
+      closed = true;
+      leases = new ArrayList<>(exportLeases.values());
+      exportLeases.clear();
+    }
     try {
       closeView();
     } finally {
-      AutoCloseables.closeNoChecked(AutoCloseables.all(keptViews));
-      keptViews.clear();
+      try {
+        AutoCloseables.closeNoChecked(AutoCloseables.all(keptViews));
+        keptViews.clear();
+      } finally {
+        // What the consumers still hold keeps each lease past the task.
+        leases.forEach(ExportLease::endTaskPin);
+      }
     }
   }
 

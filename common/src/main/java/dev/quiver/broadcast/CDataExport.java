@@ -29,8 +29,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * Hands a task's batches of a decoded broadcast to native code through the Arrow C Data Interface,
  * without copying them: the exported buffers are the cache entry's own.
  *
- * <p>Ownership: each export holds the entry ({@link BroadcastReader#hold(String)}) until the
- * consumer has released everything it was given (the array and its children, dictionaries and
+ * <p>Ownership: a task's exports to one {@code holder} hold the entry ({@link
+ * BroadcastReader#hold(String)}, one hold for all of them) until the task has ended and the
+ * consumer has released everything it was given (each array and its children, dictionaries and
  * schema, or the stream and every array it produced), by the release callbacks the C Data Interface
  * defines: on any thread, in any order, even after the task has ended. Until then a drop, an
  * eviction or the cache's close only marks the entry, and once its tasks have ended its bytes are
@@ -62,7 +63,7 @@ public final class CDataExport {
     ArrowRecordBatch shared = reader.currentBatch();
     Schema schema = reader.currentSchema();
     DictionaryProvider dictionaries = reader.dictionaries();
-    ExportLease lease = ExportLease.take(reader, Objects.requireNonNull(holder, "holder"));
+    ExportLease lease = reader.pinExportLease(Objects.requireNonNull(holder, "holder"));
     out.markReleased();
     if (outSchema != null) {
       outSchema.save(new ArrowSchema.Snapshot());
@@ -71,10 +72,12 @@ public final class CDataExport {
     try {
       BufferAllocator allocator = lease.allocator();
       LeasedDictionaries leasedDictionaries = new LeasedDictionaries(lease, dictionaries);
-      try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
-          ArrowRecordBatch leased = lease.lease(shared)) {
-        new VectorLoader(root).load(leased);
-        Data.exportVectorSchemaRoot(allocator, root, leasedDictionaries, out, outSchema);
+      try (ArrowRecordBatch leased = lease.lease(shared)) {
+        if (outSchema != null) {
+          Data.exportSchema(allocator, schema, leasedDictionaries, outSchema);
+        }
+        Data.exportVector(
+            allocator, lease.loadForExport(schema, leased), leasedDictionaries, out, null);
       } finally {
         leasedDictionaries.close();
       }
@@ -131,7 +134,7 @@ public final class CDataExport {
     } else {
       schemaDictionaries = batches.get(0).dictionaries;
     }
-    ExportLease lease = ExportLease.take(reader, holder);
+    ExportLease lease = reader.pinExportLease(holder);
     out.markReleased();
     try {
       // The stream's own pin, taken back when the consumer releases the stream (or, should the

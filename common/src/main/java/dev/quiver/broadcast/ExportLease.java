@@ -1,6 +1,7 @@
 package dev.quiver.broadcast;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.AllocationListener;
@@ -9,21 +10,30 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.OwnershipTransferResult;
 import org.apache.arrow.memory.ReferenceManager;
 import org.apache.arrow.util.Preconditions;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.StructVector;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One export's claim on a decoded broadcast ({@link CDataExport}): a {@link BroadcastHold} and an
- * allocator of its own (a child of the entry's) for what the exporter allocates, both ended once,
- * when everything the export handed out is released.
+ * The claim of a task's exports to one consumer on a decoded broadcast ({@link CDataExport}): a
+ * {@link BroadcastHold} and an allocator of its own (a child of the entry's) for what the exporter
+ * allocates, both ended once, when the task has ended and everything the exports handed out is
+ * released. One lease serves all of the task's exports to that consumer ({@link
+ * BroadcastReader#pinExportLease}), so an export costs what Arrow's exporter does, not a hold and
+ * an allocator per batch.
  *
  * <p>The exported buffers are the entry's, seen through buffers of this lease ({@link #lease}):
  * same memory, reference counts of their own. Arrow's ledgers cannot tell when the last of them is
  * released (a buffer retained into another allocator is not charged to it), so the lease counts its
  * leased buffers itself, and the allocator's bytes through a listener. The lease ends when there
- * are no leased buffers, no bytes and no export running ({@link #pin()}), in whatever order those
- * reach zero: the consumer may release children before or after their parents, on any thread.
+ * are no leased buffers, no bytes, no export running and no task that may export more ({@link
+ * #pin()}), in whatever order those reach zero: the consumer may release children before or after
+ * their parents, on any thread.
  *
  * <p>It ends on the thread of the last release: inside the allocator's listener when the last thing
  * released was the exporter's own memory. Closing the allocator there is safe: Arrow calls the
@@ -40,6 +50,15 @@ final class ExportLease implements AllocationListener {
   private int pins = 1;
   private boolean ended;
 
+  /**
+   * The struct of the task's batch exports (a struct of the batch's columns, as the C Data
+   * Interface passes a batch), reused while the schema is the same; closed at the task's end.
+   */
+  private StructVector exportStruct;
+
+  /** The struct's columns as a root, for Arrow's loader. */
+  private VectorSchemaRoot exportColumns;
+
   private ExportLease(BroadcastReader reader, String holder) {
     this.hold = reader.hold(holder);
     BufferAllocator child;
@@ -55,7 +74,7 @@ final class ExportLease implements AllocationListener {
     this.allocator = child;
   }
 
-  /** A lease for an export that starts now: pinned once, until {@link #unpin()}. */
+  /** A task's lease: pinned once, for the task, until {@link #endTaskPin()}. */
   static ExportLease take(BroadcastReader reader, String holder) {
     return new ExportLease(reader, holder);
   }
@@ -66,6 +85,45 @@ final class ExportLease implements AllocationListener {
 
   BroadcastHold hold() {
     return hold;
+  }
+
+  /**
+   * {@code leased} (a batch of {@code schema}, in buffers of this lease) loaded as the columns of a
+   * struct with no nulls, to export: the struct of the last export, reloaded, when the schema is
+   * the same. Loading releases the last batch's buffers; what was exported holds its own.
+   */
+  StructVector loadForExport(Schema schema, ArrowRecordBatch leased) {
+    if (exportColumns != null && !exportColumns.getSchema().equals(schema)) {
+      closeExportStruct();
+    }
+    if (exportStruct == null) {
+      StructVector struct = StructVector.emptyWithDuplicates("", allocator);
+      struct.initializeChildrenFromFields(schema.getFields());
+      exportStruct = struct;
+      exportColumns = new VectorSchemaRoot(schema, struct.getChildrenFromFields(), 0);
+    }
+    new VectorLoader(exportColumns).load(leased);
+    exportStruct.loadFieldBuffers(
+        new ArrowFieldNode(leased.getLength(), 0), Collections.singletonList(allocator.getEmpty()));
+    return exportStruct;
+  }
+
+  private void closeExportStruct() {
+    if (exportStruct != null) {
+      // The root is the struct's children: closing the struct closes them.
+      exportStruct.close();
+      exportStruct = null;
+      exportColumns = null;
+    }
+  }
+
+  /** The task has ended: it exports no more, and what its consumer holds alone keeps the lease. */
+  void endTaskPin() {
+    try {
+      closeExportStruct();
+    } finally {
+      unpin();
+    }
   }
 
   /** Keeps the lease from ending while an export runs (or a stream is open). */

@@ -4,53 +4,42 @@ import dev.quiver.broadcast.BroadcastReader;
 import dev.quiver.broadcast.CDataExport;
 import dev.quiver.broadcast.DecodedBroadcastCache;
 import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.ipc.ArrowIpc;
+import dev.quiver.ipc.DecodedStream;
 import dev.quiver.testing.FakeTask;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * One task's whole view of a 1M-row broadcast handed to a consumer through the C Data Interface
  * ({@code exportAndImport}: the task opens the cached entry, exports its batches as one stream, the
  * consumer imports every batch through Arrow's JNI and releases them), against decoding the same
  * broadcast ({@code decode}: a task opens it on a cache that does not have it, walks its batches,
- * ends). The export should cost metadata only.
+ * ends). The export should cost metadata only. {@code exportAndRelease} is Quiver's side alone, and
+ * {@code arrowExportFloor} what Arrow's exporter and the C release cost on their own for the same
+ * batches, loaded once as structs before the run: the part of an export Quiver cannot save.
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Fork(
-    value = 1,
-    jvmArgsAppend = {"-Xmx2g", "--add-opens=java.base/java.nio=ALL-UNNAMED"})
-@Warmup(iterations = 2, time = 2)
-@Measurement(iterations = 5, time = 2)
-public class CDataExportBenchmark {
-
-  @Param({"1000000"})
-  public int rows;
-
-  /** Rows per record batch: Comet's default batch size. */
-  @Param({"8192"})
-  public int batchRows;
+public class CDataExportBenchmark extends BroadcastBenchmarkBase {
 
   private BenchBroadcast source;
   private BufferAllocator root;
@@ -59,12 +48,15 @@ public class CDataExportBenchmark {
   private DecodedBroadcastCache cold;
   private FakeTask holder;
 
+  /** Arrow's floor: the same batches as structs of their columns, loaded once, outside Quiver. */
+  private final List<StructVector> structs = new ArrayList<>();
+
+  private DecodedStream plain;
+
   @Setup(Level.Trial)
   public void setUp() throws IOException {
     root = new RootAllocator();
-    byte[] stream =
-        BenchBroadcast.encode(
-            BenchBroadcast.Shape.MIXED, rows, batchRows, SparkStreamCodec.LZ4, root);
+    byte[] stream = encode(BenchBroadcast.Shape.MIXED, SparkStreamCodec.LZ4, root);
     source = new BenchBroadcast(1, stream, SparkStreamCodec.LZ4);
     consumer = new RootAllocator();
     warm = new DecodedBroadcastCache(root.newChildAllocator("warm", 0, Long.MAX_VALUE));
@@ -72,6 +64,16 @@ public class CDataExportBenchmark {
     // Keeps the warm cache's entry decoded, as the other tasks of a stage would.
     holder = new FakeTask();
     BroadcastReader held = warm.open(source, holder, true);
+    plain = ArrowIpc.decode(stream, SparkStreamCodec.LZ4, root, "floor");
+    for (ArrowRecordBatch batch : plain.batches()) {
+      StructVector struct = StructVector.emptyWithDuplicates("", root);
+      struct.initializeChildrenFromFields(plain.schema().getFields());
+      new VectorLoader(new VectorSchemaRoot(plain.schema(), struct.getChildrenFromFields(), 0))
+          .load(batch);
+      struct.loadFieldBuffers(
+          new ArrowFieldNode(batch.getLength(), 0), Collections.singletonList(root.getEmpty()));
+      structs.add(struct);
+    }
     if (held.rowCount() != rows || exportAndImportRows() != rows) {
       throw new IllegalStateException("the export did not read " + rows + " rows");
     }
@@ -80,6 +82,8 @@ public class CDataExportBenchmark {
   @TearDown(Level.Trial)
   public void tearDown() {
     holder.complete();
+    structs.forEach(StructVector::close);
+    plain.close();
     warm.close();
     cold.close();
     if (root.getAllocatedMemory() != 0 || consumer.getAllocatedMemory() != 0) {
@@ -135,6 +139,23 @@ public class CDataExportBenchmark {
             }
           } finally {
             task.complete();
+          }
+          return exported;
+        });
+  }
+
+  /** Arrow alone: export each batch's struct and release it through its C release callback. */
+  @Benchmark
+  public long arrowExportFloor(InvocationCpu cpu) throws IOException {
+    return cpu.count(
+        () -> {
+          long exported = 0;
+          try (ArrowArray array = ArrowArray.allocateNew(consumer)) {
+            for (StructVector struct : structs) {
+              Data.exportVector(root, struct, null, array);
+              exported += struct.getValueCount();
+              array.release();
+            }
           }
           return exported;
         });

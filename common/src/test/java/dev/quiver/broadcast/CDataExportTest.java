@@ -11,6 +11,7 @@ import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
 import dev.quiver.testing.LogCapture;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -86,6 +87,22 @@ class CDataExportTest extends RetentionTestBase {
     }
   }
 
+  /**
+   * A task opened at its first batch, which it exported, and that batch as its own view reads it.
+   */
+  private final class FirstBatch {
+    final FakeTask task = new FakeTask();
+    final BroadcastReader reader;
+    final Imported imported;
+    final String expected;
+
+    FirstBatch(TestBroadcast broadcast, String holder) throws IOException {
+      reader = openAtFirstBatch(broadcast, task);
+      imported = exportAndImport(reader, holder);
+      expected = reader.current().contentToTSVString();
+    }
+  }
+
   private int holders(long id) {
     CacheSnapshot.EntryState e = entry(id);
     return e == null ? -1 : e.holders();
@@ -124,14 +141,15 @@ class CDataExportTest extends RetentionTestBase {
       try (Imported imported = exportAndImport(reader, "consumer")) {
         assertSameValues(reader, imported.root);
         assertSharedAddresses(reader.currentBatch(), imported.root);
-        assertEquals(2, holders(1), "the task and the export");
+        assertEquals(2, holders(1), "the task and its exports to the consumer");
       }
-      assertEquals(1, holders(1), "the release ended the export's hold");
+      assertEquals(2, holders(1), "the task's exports to one consumer share one hold");
       batches++;
     }
     assertEquals(2, batches);
-    assertTrue(cache.outstandingHolds().isEmpty());
+    assertEquals(1, cache.outstandingHolds().size());
     task.complete();
+    assertTrue(cache.outstandingHolds().isEmpty(), "everything released: it ends with the task");
     assertNull(entry(1));
     assertEquals(0, allocator.getAllocatedMemory());
   }
@@ -177,7 +195,7 @@ class CDataExportTest extends RetentionTestBase {
       }
       started.add(task);
     }
-    assertEquals(tasks * 2 * 3, cache.outstandingHolds().size());
+    assertEquals(tasks * 3, cache.outstandingHolds().size(), "one per task and consumer");
     started.get(0).complete();
     started.get(1).complete();
     Collections.shuffle(exports, new Random(27));
@@ -192,18 +210,15 @@ class CDataExportTest extends RetentionTestBase {
   @Test
   void aDroppedEntryStaysForItsExportsUntilTheLastRelease() throws Exception {
     retainingCache(10 * size, 100 * size);
-    FakeTask task = new FakeTask();
-    BroadcastReader reader = openAtFirstBatch(first, task);
-    Imported imported = exportAndImport(reader, "consumer");
-    String expected = reader.current().contentToTSVString();
-    task.complete();
+    FirstBatch exported = new FirstBatch(first, "consumer");
+    exported.task.complete();
     live.remove(1L);
     cache.drop(1);
     cache.checkRetained();
     assertEquals(1, holders(1), "a drop only marks an exported entry");
-    assertEquals(expected, imported.root.contentToTSVString(), "still readable");
+    assertEquals(exported.expected, exported.imported.root.contentToTSVString(), "still readable");
 
-    imported.close();
+    exported.imported.close();
     assertNull(entry(1), "freed at the last release, not retained");
     assertEquals(0, memory.used());
     closeAndAssertAllFreed();
@@ -217,11 +232,8 @@ class CDataExportTest extends RetentionTestBase {
     cache.open(first, before, true);
     before.complete();
     assertTrue(entry(1).retained());
-    FakeTask task = new FakeTask();
-    BroadcastReader reader = openAtFirstBatch(first.withId(2), task);
-    Imported imported = exportAndImport(reader, "consumer");
-    String expected = reader.current().contentToTSVString();
-    task.complete();
+    FirstBatch exported = new FirstBatch(first.withId(2), "consumer");
+    exported.task.complete();
     // Spark's own blocks take all but half an entry of what the two entries left free.
     long sparkBlocks = 100 * size - memory.used() - size / 2;
     assertTrue(memory.tryAcquire(-1, sparkBlocks));
@@ -229,9 +241,9 @@ class CDataExportTest extends RetentionTestBase {
     cache.checkRetained();
     assertNull(entry(1), "pressure evicts the idle entry");
     assertEquals(1, holders(2), "but not the exported one");
-    assertEquals(expected, imported.root.contentToTSVString(), "still readable");
+    assertEquals(exported.expected, exported.imported.root.contentToTSVString(), "still readable");
 
-    imported.close();
+    exported.imported.close();
     assertNull(entry(2), "under pressure, it goes once its last release made it idle");
     assertEquals(sparkBlocks, memory.used(), "nothing of either entry left in storage memory");
     memory.release(-1, sparkBlocks);
@@ -240,20 +252,17 @@ class CDataExportTest extends RetentionTestBase {
 
   @Test
   void aKilledTasksExportsStayUntilReleasedAndItCannotExportAfter() throws Exception {
-    FakeTask task = new FakeTask();
-    BroadcastReader reader = openAtFirstBatch(first, task);
-    Imported imported = exportAndImport(reader, "consumer");
-    String expected = reader.current().contentToTSVString();
-    task.kill("stage cancelled");
-    task.complete();
+    FirstBatch exported = new FirstBatch(first, "consumer");
+    exported.task.kill("stage cancelled");
+    exported.task.complete();
     long allocated = allocator.getAllocatedMemory();
-    assertThrows(IllegalStateException.class, () -> exportAndImport(reader, "too late"));
+    assertThrows(IllegalStateException.class, () -> exportAndImport(exported.reader, "too late"));
     assertEquals(1, cache.outstandingHolds().size(), "the refused export holds nothing");
     assertEquals(allocated, allocator.getAllocatedMemory(), "nor allocates anything");
     assertEquals(1, holders(1));
-    assertEquals(expected, imported.root.contentToTSVString());
+    assertEquals(exported.expected, exported.imported.root.contentToTSVString());
 
-    Future<?> release = executor.submit(imported::close);
+    Future<?> release = executor.submit(exported.imported::close);
     release.get();
     assertNull(entry(1));
     assertEquals(0, allocator.getAllocatedMemory());
@@ -286,9 +295,9 @@ class CDataExportTest extends RetentionTestBase {
     BroadcastReader reader = tight.open(first, task, true);
     assertTrue(reader.next());
     assertThrows(RuntimeException.class, () -> exportAndImport(reader, "consumer"));
-    assertTrue(tight.outstandingHolds().isEmpty());
     assertEquals(size, allocator.getAllocatedMemory(), "the decode's bytes alone");
     task.complete();
+    assertTrue(tight.outstandingHolds().isEmpty(), "the task's lease ended with it");
     assertEquals(0, allocator.getAllocatedMemory());
   }
 
@@ -493,19 +502,17 @@ class CDataExportTest extends RetentionTestBase {
   @Test
   void anExportOutAtTheCachesCloseIsALeakAndMayBeReleasedAfter() throws Exception {
     retainingCache(10 * size, 100 * size);
-    FakeTask task = new FakeTask();
-    BroadcastReader reader = openAtFirstBatch(first, task);
-    Imported imported = exportAndImport(reader, "native consumer 9");
-    task.complete();
+    FirstBatch exported = new FirstBatch(first, "native consumer 9");
+    exported.task.complete();
     try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {
       cache.close();
       List<String> warnings = log.at(Level.WARN);
       assertEquals(1, warnings.size(), warnings::toString);
       assertTrue(warnings.get(0).contains("native consumer 9"), warnings.get(0));
-      assertTrue(warnings.get(0).contains("task " + task.attemptId()), warnings.get(0));
+      assertTrue(warnings.get(0).contains("task " + exported.task.attemptId()), warnings.get(0));
     }
     assertNotNull(entry(1));
-    imported.close();
+    exported.imported.close();
     assertNull(entry(1), "released after the close, it is freed");
     closeAndAssertAllFreed();
   }
