@@ -100,7 +100,8 @@ class DecodedBroadcastCacheDictionaryTest extends RetentionTestBase {
     KeyTable built = reader.derived("keys", keys);
     Consumer.CLOSES_EACH_VIEW.consume(reader, broadcast, null);
     before.complete();
-    assertTrue(entry(broadcast).retained(), () -> "not retained: " + cache.snapshot());
+    CacheSnapshot.EntryState idle = entry(broadcast);
+    assertTrue(idle != null && idle.retained(), () -> "not retained: " + cache.snapshot());
 
     FakeTask after = new FakeTask();
     BroadcastReader again = cache.open(broadcast, after, true);
