@@ -258,7 +258,7 @@ public final class BroadcastReader implements AutoCloseable {
    * The shared dictionaries of the current batch's stream, which live as long as the entry: for
    * exports that outlive this reader (never close them, nor their vectors).
    */
-  DictionaryProvider sharedDictionaries() {
+  DecodedStream sharedDictionaries() {
     currentBatch();
     return arrowStreams.streams().get(streamIndex);
   }

@@ -60,7 +60,7 @@ public final class CDataExport {
     ArrowRecordBatch shared = reader.currentBatch();
     Schema schema = reader.currentSchema();
     // The stream's own dictionaries, not the task's views of them: the export outlives the task.
-    DictionaryProvider dictionaries = reader.sharedDictionaries();
+    DecodedStream dictionaries = reader.sharedDictionaries();
     ExportLease lease = reader.pinExportLease(Objects.requireNonNull(holder, "holder"));
     out.markReleased();
     if (outSchema != null) {
@@ -154,9 +154,9 @@ public final class CDataExport {
   /** A shared batch and the dictionaries of its stream. */
   private static final class DecodedStreamBatch {
     final ArrowRecordBatch batch;
-    final DictionaryProvider dictionaries;
+    final DecodedStream dictionaries;
 
-    DecodedStreamBatch(ArrowRecordBatch batch, DictionaryProvider dictionaries) {
+    DecodedStreamBatch(ArrowRecordBatch batch, DecodedStream dictionaries) {
       this.batch = batch;
       this.dictionaries = dictionaries;
     }
@@ -166,7 +166,7 @@ public final class CDataExport {
    * A stream's dictionaries seen through buffers of a lease, as vectors of the lease's allocator,
    * closed once exported (the exported arrays hold references of their own).
    */
-  private static DictionaryViews leasedViews(ExportLease lease, DictionaryProvider shared) {
+  private static DictionaryViews leasedViews(ExportLease lease, DecodedStream shared) {
     return new DictionaryViews(shared, lease.allocator(), lease::lease);
   }
 

@@ -1,5 +1,6 @@
 package dev.quiver.broadcast;
 
+import dev.quiver.ipc.DecodedStream;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -10,14 +11,14 @@ import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 
 /**
  * One stream's shared dictionaries seen as vectors of another allocator, as a view sees a shared
- * batch: each vector holds references on the shared dictionary's buffers (same memory, no value
+ * batch: each vector is loaded from the dictionary's shared batch ({@link
+ * DecodedStream#dictionaryBatch(long)}) and holds references on its buffers (same memory, no value
  * copied), so its owner may close it, or transfer its buffers away, without touching the shared
  * dictionary or anyone else's view of it. Closing this releases what is left of those references.
  *
@@ -33,17 +34,17 @@ final class DictionaryViews implements DictionaryProvider, AutoCloseable {
   /**
    * Views of every dictionary of {@code shared} in {@code allocator}.
    *
-   * @param seen how the views see a shared dictionary's buffers: the batch it is given (which holds
-   *     references of its own on them), or one of its own that the views close after loading
+   * @param seen how the views see a shared dictionary batch: as it is, or through a batch of its
+   *     own, which the views close once loaded
    */
   DictionaryViews(
-      DictionaryProvider shared, BufferAllocator allocator, UnaryOperator<ArrowRecordBatch> seen) {
+      DecodedStream shared, BufferAllocator allocator, UnaryOperator<ArrowRecordBatch> seen) {
     try {
       for (long id : shared.getDictionaryIds()) {
         Dictionary dictionary = shared.lookup(id);
         FieldVector view = dictionary.getVector().getField().createVector(allocator);
         vectors.add(view);
-        load(view, dictionary.getVector(), seen);
+        load(view, shared.dictionaryBatch(id), seen);
         views.put(new Dictionary(view, dictionary.getEncoding()));
       }
     } catch (RuntimeException | Error e) {
@@ -52,26 +53,20 @@ final class DictionaryViews implements DictionaryProvider, AutoCloseable {
     }
   }
 
-  /** Loads {@code view} from {@code shared}'s buffers, taking its own references on them. */
   private static void load(
-      FieldVector view, FieldVector shared, UnaryOperator<ArrowRecordBatch> seen) {
-    // Neither root is closed: one would close the shared vector, the other the view.
-    VectorSchemaRoot sharedRoot = single(shared, shared.getValueCount());
-    try (ArrowRecordBatch unloaded = new VectorUnloader(sharedRoot).getRecordBatch()) {
-      ArrowRecordBatch batch = seen.apply(unloaded);
-      try {
-        new VectorLoader(single(view, 0)).load(batch);
-      } finally {
-        if (batch != unloaded) {
-          batch.close();
-        }
+      FieldVector view, ArrowRecordBatch shared, UnaryOperator<ArrowRecordBatch> seen) {
+    ArrowRecordBatch batch = seen.apply(shared);
+    try {
+      // Not closed: it would close the view.
+      VectorSchemaRoot one =
+          new VectorSchemaRoot(
+              Collections.singletonList(view.getField()), Collections.singletonList(view), 0);
+      new VectorLoader(one).load(batch);
+    } finally {
+      if (batch != shared) {
+        batch.close();
       }
     }
-  }
-
-  private static VectorSchemaRoot single(FieldVector vector, int rows) {
-    return new VectorSchemaRoot(
-        Collections.singletonList(vector.getField()), Collections.singletonList(vector), rows);
   }
 
   @Override
