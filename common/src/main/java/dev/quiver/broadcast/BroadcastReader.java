@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.util.Preconditions;
@@ -22,7 +23,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * buffers, so a consumer may close it (or transfer its buffers away) without affecting other tasks.
  * The reader closes a view when it moves to the next batch, and the last one when the task ends. A
  * view is made when first asked for ({@link #current()}): a consumer that reads the shared batch
- * itself ({@link #currentBatch()}) makes none.
+ * itself ({@link #currentBatch()}) makes none. Dictionaries are seen the same way ({@link
+ * #dictionaries()}): vectors of the task's own holding references on the shared dictionaries.
  *
  * <p>The reader also tells what its task's open cost ({@link #served()}, {@link #decodeNanos()},
  * {@link #waitNanos()}): the per-task side of {@link DecodedBroadcastCache#counters()}, taken at
@@ -55,6 +57,9 @@ public final class BroadcastReader implements AutoCloseable {
    */
   private final Map<String, ExportLease> exportLeases = new HashMap<>();
 
+  // This task's views of each stream's dictionaries, by stream index; closed with the reader.
+  private final Map<Integer, DictionaryViews> dictionaryViews = new HashMap<>();
+
   private final HeldEntry entry;
   private final Served served;
   private final long decodeNanos;
@@ -68,14 +73,15 @@ public final class BroadcastReader implements AutoCloseable {
   public enum Served {
     /**
      * This task decoded the broadcast for the tasks that overlap it ({@link
-     * CacheCounters#decodes()}). Also when the decode then found dictionaries and kept the copy for
-     * this task alone: the decode was meant to be shared.
+     * CacheCounters#decodes()}). Also when the decoded form then said it cannot be shared ({@link
+     * DecodedForm#whyNotShared()}) and the copy was kept for this task alone: the decode was meant
+     * to be shared.
      */
     DECODED,
     /**
      * This task decoded the broadcast for itself alone ({@link CacheCounters#privateDecodes()}):
-     * sharing off, or after another task's shared decode failed or found dictionaries (having
-     * waited for it).
+     * sharing off, or after another task's shared decode failed or made a form that cannot be
+     * shared (having waited for it).
      */
     PRIVATE,
     /**
@@ -202,8 +208,8 @@ public final class BroadcastReader implements AutoCloseable {
    * task reading the broadcast, so never close it, release its buffers or write to them. Its
    * buffers were validated when decoded and stay valid until this task completes (the task's hold
    * on the decoded broadcast ends then), past {@link #next()} and {@link #close()}; the object
-   * itself is the same for every task. A batch of a stream with dictionaries holds indices: read
-   * such batches through {@link #current()}.
+   * itself is the same for every task. A batch of a stream with dictionaries holds indices, into
+   * the dictionaries of {@link #dictionaries()}.
    */
   public ArrowRecordBatch currentBatch() {
     Preconditions.checkState(!closed, "broadcast reader is closed");
@@ -230,8 +236,29 @@ public final class BroadcastReader implements AutoCloseable {
     return arrowStreams != null ? arrowStreams.rowCount() : -1;
   }
 
-  /** Dictionaries of the current batch's stream, for dictionary-encoded fields. */
+  /**
+   * Dictionaries of the current batch's stream, for dictionary-encoded fields: this task's views of
+   * the shared dictionaries, as {@link #current()} is of the shared batch. Each dictionary's vector
+   * is the task's own and holds references on the shared dictionary's buffers (no value is copied),
+   * so a consumer may close it or transfer its buffers away without affecting other tasks. The same
+   * views are returned for every batch of the stream; they stay valid past {@link #next()}, for
+   * views kept with {@link #keepCurrent()}, and are closed with the reader. A delta-dictionary
+   * stream's views hold every value its deltas appended: the stream is decoded whole before any
+   * task reads it.
+   */
   public DictionaryProvider dictionaries() {
+    currentBatch();
+    return dictionaryViews.computeIfAbsent(
+        streamIndex,
+        stream ->
+            new DictionaryViews(sharedDictionaries(), viewAllocator, UnaryOperator.identity()));
+  }
+
+  /**
+   * The shared dictionaries of the current batch's stream, which live as long as the entry: for
+   * exports that outlive this reader (never close them, nor their vectors).
+   */
+  DecodedStream sharedDictionaries() {
     currentBatch();
     return arrowStreams.streams().get(streamIndex);
   }
@@ -281,8 +308,8 @@ public final class BroadcastReader implements AutoCloseable {
    * retained with it, and closed when the entry is freed (never while a task holds it), so the
    * returned value may be used until this task completes. Its bytes count in the entry's. A build
    * that fails is not cached: the exception reaches the task that built, and the tasks that were
-   * waiting, as the next task to ask, build again. On a private entry (sharing off, a broadcast
-   * with dictionaries, after a failed shared decode) the value is this task's alone. See {@link
+   * waiting, as the next task to ask, build again. On a private entry (sharing off, a form that
+   * cannot be shared, after a failed shared decode) the value is this task's alone. See {@link
    * DecodedBroadcastCache} for the rules.
    *
    * @throws IOException or any other exception of this task's build; the engine's task-killed
@@ -357,8 +384,8 @@ public final class BroadcastReader implements AutoCloseable {
   }
 
   /**
-   * Closes the current view and every kept one. Idempotent; the task's hold on the broadcast ends
-   * with the task.
+   * Closes the current view, every kept one and the views of dictionaries. Idempotent; the task's
+   * hold on the broadcast ends with the task.
    */
   @Override
   public void close() {
@@ -372,8 +399,11 @@ public final class BroadcastReader implements AutoCloseable {
       closeView();
     } finally {
       try {
-        AutoCloseables.closeNoChecked(AutoCloseables.all(keptViews));
+        List<AutoCloseable> rest = new ArrayList<>(keptViews);
+        rest.addAll(dictionaryViews.values());
         keptViews.clear();
+        dictionaryViews.clear();
+        AutoCloseables.closeNoChecked(AutoCloseables.all(rest));
       } finally {
         // What the consumers still hold keeps each lease past the task.
         leases.forEach(ExportLease::endTaskPin);

@@ -12,12 +12,9 @@ import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.ArrowSchema;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.util.Preconditions;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.compression.NoCompressionCodec;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
@@ -62,7 +59,8 @@ public final class CDataExport {
     Objects.requireNonNull(out, "out");
     ArrowRecordBatch shared = reader.currentBatch();
     Schema schema = reader.currentSchema();
-    DictionaryProvider dictionaries = reader.dictionaries();
+    // The stream's own dictionaries, not the task's views of them: the export outlives the task.
+    DecodedStream dictionaries = reader.sharedDictionaries();
     ExportLease lease = reader.pinExportLease(Objects.requireNonNull(holder, "holder"));
     out.markReleased();
     if (outSchema != null) {
@@ -71,7 +69,7 @@ public final class CDataExport {
     boolean exported = false;
     try {
       BufferAllocator allocator = lease.allocator();
-      LeasedDictionaries leasedDictionaries = new LeasedDictionaries(lease, dictionaries);
+      DictionaryViews leasedDictionaries = leasedViews(lease, dictionaries);
       try (ArrowRecordBatch leased = lease.lease(shared)) {
         if (outSchema != null) {
           Data.exportSchema(allocator, schema, leasedDictionaries, outSchema);
@@ -122,7 +120,7 @@ public final class CDataExport {
                 + " and "
                 + batchSchema);
       }
-      batches.add(new DecodedStreamBatch(reader.currentBatch(), reader.dictionaries()));
+      batches.add(new DecodedStreamBatch(reader.currentBatch(), reader.sharedDictionaries()));
     }
     DictionaryProvider schemaDictionaries;
     if (schema == null) {
@@ -156,9 +154,9 @@ public final class CDataExport {
   /** A shared batch and the dictionaries of its stream. */
   private static final class DecodedStreamBatch {
     final ArrowRecordBatch batch;
-    final DictionaryProvider dictionaries;
+    final DecodedStream dictionaries;
 
-    DecodedStreamBatch(ArrowRecordBatch batch, DictionaryProvider dictionaries) {
+    DecodedStreamBatch(ArrowRecordBatch batch, DecodedStream dictionaries) {
       this.batch = batch;
       this.dictionaries = dictionaries;
     }
@@ -168,54 +166,8 @@ public final class CDataExport {
    * A stream's dictionaries seen through buffers of a lease, as vectors of the lease's allocator,
    * closed once exported (the exported arrays hold references of their own).
    */
-  private static final class LeasedDictionaries implements DictionaryProvider, AutoCloseable {
-    private final DictionaryProvider.MapDictionaryProvider leased =
-        new DictionaryProvider.MapDictionaryProvider();
-    private final List<FieldVector> vectors = new ArrayList<>();
-
-    LeasedDictionaries(ExportLease lease, DictionaryProvider shared) {
-      try {
-        for (long id : shared.getDictionaryIds()) {
-          Dictionary dictionary = shared.lookup(id);
-          FieldVector vector = dictionary.getVector();
-          FieldVector copy = vector.getField().createVector(lease.allocator());
-          vectors.add(copy);
-          VectorSchemaRoot sharedRoot =
-              new VectorSchemaRoot(
-                  Collections.singletonList(vector.getField()),
-                  Collections.singletonList(vector),
-                  vector.getValueCount());
-          VectorSchemaRoot copyRoot =
-              new VectorSchemaRoot(
-                  Collections.singletonList(copy.getField()), Collections.singletonList(copy), 0);
-          // Neither root is closed: one would close the shared vector, the other is copy's.
-          try (ArrowRecordBatch unloaded = new VectorUnloader(sharedRoot).getRecordBatch();
-              ArrowRecordBatch leasedBatch = lease.lease(unloaded)) {
-            new VectorLoader(copyRoot).load(leasedBatch);
-          }
-          leased.put(new Dictionary(copy, dictionary.getEncoding()));
-        }
-      } catch (RuntimeException | Error e) {
-        close();
-        throw e;
-      }
-    }
-
-    @Override
-    public Dictionary lookup(long id) {
-      return leased.lookup(id);
-    }
-
-    @Override
-    public Set<Long> getDictionaryIds() {
-      return leased.getDictionaryIds();
-    }
-
-    @Override
-    public void close() {
-      AutoCloseables.closeNoChecked(AutoCloseables.all(vectors));
-      vectors.clear();
-    }
+  private static DictionaryViews leasedViews(ExportLease lease, DecodedStream shared) {
+    return new DictionaryViews(shared, lease.allocator(), lease::lease);
   }
 
   /**
@@ -228,7 +180,7 @@ public final class CDataExport {
     private final DictionaryProvider schemaDictionaries;
     private final List<DecodedStreamBatch> batches;
     private final VectorSchemaRoot root;
-    private LeasedDictionaries current;
+    private DictionaryViews current;
     private int next;
     private boolean closed;
 
@@ -259,7 +211,7 @@ public final class CDataExport {
         return false;
       }
       DecodedStreamBatch batch = batches.get(next++);
-      current = new LeasedDictionaries(lease, batch.dictionaries);
+      current = leasedViews(lease, batch.dictionaries);
       try (ArrowRecordBatch leased = lease.lease(batch.batch)) {
         new VectorLoader(root).load(leased);
       }

@@ -26,7 +26,7 @@ final class DecodeLog {
      * Found by the decode meant for sharing: said once for the tasks that overlap it, with the
      * form's reason.
      */
-    NOT_SHAREABLE_FOUND("%s, which are not shared: each task decodes it", true),
+    NOT_SHAREABLE_FOUND("%s, so it is not shared: each task decodes it", true),
     /** A task that waited for that decode, and now decodes for itself. */
     NOT_SHAREABLE("%s", false),
     SHARED_DECODE_FAILED("the shared decode by another task failed", true);

@@ -29,9 +29,9 @@ import org.apache.arrow.util.Preconditions;
  *       decoding task cannot free it under them) and wait for it; a waiter that is killed stops at
  *       once where its engine tells of kills ({@link TaskScope#onKill(Runnable)}), otherwise at its
  *       next check (every {@link #KILL_CHECK_MILLIS} ms).
- *   <li>Each task reads its own views (see {@link BroadcastReader}); its hold on the entry ends
- *       when the task completes. Without retention the entry is freed when its last holder
- *       completes, and a later task decodes again.
+ *   <li>Each task reads its own views, of batches and dictionaries (see {@link BroadcastReader});
+ *       its hold on the entry ends when the task completes. Without retention the entry is freed
+ *       when its last holder completes, and a later task decodes again.
  *   <li>With {@link Retention}, a shared entry whose last holder completes stays, idle, if its
  *       broadcast is still live, its bytes fit in {@link Retention#maxBytes()} (idle entries are
  *       evicted, least recently used first, to make room) and {@link Retention#memory()} grants
@@ -45,8 +45,8 @@ import org.apache.arrow.util.Preconditions;
  *       cache's close, is freed by its last holder instead of retained.
  *   <li>A failed decode is not cached and leaves nothing allocated: its waiters decode for
  *       themselves, and the next task to arrive tries a shared decode again.
- *   <li>A broadcast whose streams carry dictionaries is not shared: the task that decoded it keeps
- *       it as its own, and the others decode for themselves.
+ *   <li>Arrow IPC forms are shared, dictionaries too; a form that cannot be ({@link
+ *       DecodedForm#whyNotShared()}) stays with the task that decoded it, the others decode alone.
  *   <li>With sharing off a task decodes for itself, through the same reader.
  *   <li>Each open that returns a reader is counted once in {@link CacheCounters}, as its reader's
  *       {@link BroadcastReader#served()} says; the reader's decode and wait times are this task's
@@ -76,8 +76,8 @@ import org.apache.arrow.util.Preconditions;
  *       the entry becomes idle, so a value built while the entry is held is counted from then on.
  *   <li>A retained entry keeps its decoded batches beside its values (which may keep positions into
  *       the batches rather than copies), and its bytes are their sum.
- *   <li>On a private entry (sharing off, dictionaries, after a failed shared decode) a value is
- *       built for that task alone and closed with the entry when the task's hold ends.
+ *   <li>On a private entry (sharing off, an unshareable form, after a failed shared decode) a value
+ *       is built for that task alone and closed with the entry when the task's hold ends.
  *   <li>Waits for a derived value count in {@link CacheCounters#waits()} and {@link
  *       CacheCounters#waitNanos()} with waits for a decode, and in the waiting task's {@link
  *       BroadcastReader#waitNanos()}.
@@ -668,11 +668,11 @@ public final class DecodedBroadcastCache {
   // The entry state machine
 
   /**
-   * The life of an entry. A shared one: DECODING, then SHARED (or FAILED, or PRIVATE when its
-   * streams carry dictionaries). At its last holder a SHARED entry becomes RETAINED (idle, its
-   * bytes in the storage memory) or RELEASED. A RETAINED entry becomes SHARED again when a task
-   * opens it, or RELEASED when evicted. A private one (sharing off, or after a failed or
-   * unshareable shared decode): PRIVATE, then RELEASED.
+   * The life of an entry. A shared one: DECODING, then SHARED (or FAILED, or PRIVATE when its form
+   * cannot be shared). At its last holder a SHARED entry becomes RETAINED (idle, its bytes in the
+   * storage memory) or RELEASED. A RETAINED entry becomes SHARED again when a task opens it, or
+   * RELEASED when evicted. A private one (sharing off, or after a failed or unshareable shared
+   * decode): PRIVATE, then RELEASED.
    */
   enum State {
     DECODING,

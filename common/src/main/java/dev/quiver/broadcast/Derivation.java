@@ -17,9 +17,10 @@ public interface Derivation<T> {
    * Builds the value, on the calling task's thread.
    *
    * @param reader a fresh reader of its own over the decoded broadcast, at its start; the cache
-   *     closes it after {@code build} returns, so the value must not keep its views (copy what it
-   *     needs, or keep positions into the batches, which stay as long as the value does). It cannot
-   *     itself ask for a derived value.
+   *     closes it after {@code build} returns, so the value must not keep its views, nor its {@link
+   *     BroadcastReader#dictionaries()} (copy what it needs, or keep positions into the batches and
+   *     the streams' own dictionaries, which stay as long as the value does). It cannot itself ask
+   *     for a derived value.
    * @param allocator a child of the entry's allocator, for the Arrow memory the value keeps; its
    *     bytes count in the entry's (and in the limit on one entry's bytes). It is closed with the
    *     value, after {@link DerivedValue#close()}, so the value's release must free what the value

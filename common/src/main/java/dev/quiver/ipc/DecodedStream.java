@@ -3,10 +3,14 @@ package dev.quiver.ipc;
 import dev.quiver.annotation.Public;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.arrow.util.AutoCloseables;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -23,12 +27,26 @@ public final class DecodedStream implements DictionaryProvider, AutoCloseable {
   private final Schema schema;
   private final List<ArrowRecordBatch> batches;
   private final Map<Long, Dictionary> dictionaries;
+  // Each dictionary's buffers as a batch of one column, unloaded once here, so that views of it
+  // are loaded as views of record batches are, never touching the shared vector.
+  private final Map<Long, ArrowRecordBatch> dictionaryBatches;
   private final long rowCount;
 
   DecodedStream(Schema schema, List<ArrowRecordBatch> batches, Map<Long, Dictionary> dictionaries) {
     this.schema = schema;
     this.batches = Collections.unmodifiableList(new ArrayList<>(batches));
     this.dictionaries = Collections.unmodifiableMap(dictionaries);
+    Map<Long, ArrowRecordBatch> unloaded = new HashMap<>();
+    for (Map.Entry<Long, Dictionary> dictionary : dictionaries.entrySet()) {
+      FieldVector values = dictionary.getValue().getVector();
+      VectorSchemaRoot one =
+          new VectorSchemaRoot(
+              Collections.singletonList(values.getField()),
+              Collections.singletonList(values),
+              values.getValueCount());
+      unloaded.put(dictionary.getKey(), new VectorUnloader(one).getRecordBatch());
+    }
+    this.dictionaryBatches = Collections.unmodifiableMap(unloaded);
     long rows = 0;
     for (ArrowRecordBatch batch : batches) {
       rows += batch.getLength();
@@ -62,6 +80,15 @@ public final class DecodedStream implements DictionaryProvider, AutoCloseable {
     return bytes;
   }
 
+  /**
+   * The values of dictionary {@code id} as a batch of one column (the dictionary vector's field),
+   * shared as {@link #batches()} are: load it, do not close it. Null for an id the stream has no
+   * dictionary of.
+   */
+  public ArrowRecordBatch dictionaryBatch(long id) {
+    return dictionaryBatches.get(id);
+  }
+
   @Override
   public Dictionary lookup(long id) {
     return dictionaries.get(id);
@@ -75,6 +102,7 @@ public final class DecodedStream implements DictionaryProvider, AutoCloseable {
   @Override
   public void close() {
     List<AutoCloseable> owned = new ArrayList<>(batches);
+    owned.addAll(dictionaryBatches.values());
     for (Dictionary dictionary : dictionaries.values()) {
       owned.add(dictionary.getVector());
     }

@@ -1,5 +1,6 @@
 package dev.quiver.shuffle;
 
+import dev.quiver.annotation.Public;
 import dev.quiver.task.TaskScope;
 import java.io.Closeable;
 import java.io.EOFException;
@@ -11,16 +12,20 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.arrow.util.AutoCloseables;
 
 /**
- * What the decoder and the raw-block iterator share: one walk over a stream of blocks, one state,
- * one way to close. {@link #next()} reads a block's header, lets the subclass refuse it before its
- * body is read ({@link #checkHeader()}), reads the body and hands it to the subclass ({@link
- * #accept(ByteBuffer)}), which makes it the current block.
+ * What the decoder and the raw-block iterator share: one walk over a stream of blocks ({@link
+ * #next()}), one state, one way to close ({@link #close()}). Only Quiver subclasses it: its
+ * constructor and hooks are package-private.
+ *
+ * <p>{@link #next()} reads a block's header, lets the subclass refuse it before its body is read
+ * ({@code checkHeader()}), reads the body and hands it to the subclass ({@code
+ * accept(ByteBuffer)}), which makes it the current block.
  *
  * <p>Only {@link #close()} may come from another thread (to stop a stalled read, by closing the
- * stream), so only the move to {@link State#CLOSED} races with the reader's own moves; the state is
+ * stream), so only the move to {@code State.CLOSED} races with the reader's own moves; the state is
  * an atomic reference and a close always wins.
  */
-abstract class BlockReader implements Closeable {
+@Public
+public abstract class BlockReader implements Closeable {
 
   /**
    * The life of a reader: OPEN while blocks may follow; ENDED once the stream ended at a block

@@ -29,6 +29,7 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.dictionary.Dictionary;
@@ -471,11 +472,59 @@ class CDataExportTest extends RetentionTestBase {
       stream.close();
     }
     assertEquals(2, batches);
-    // A broadcast with dictionaries is decoded privately (no listed entry): its holds tell.
     assertEquals(1, cache.outstandingHolds().size(), "the batch export is still out");
     imported.close();
     assertTrue(cache.outstandingHolds().isEmpty());
     assertEquals(0, allocator.getAllocatedMemory());
+  }
+
+  @Test
+  void aSharedDictionaryEntryExportsInPlaceFromEachTaskAndOnceRetained() throws Exception {
+    retainingCache(100 * size, 1000 * size);
+    TestBroadcast dictionary = encode(4, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {60});
+    List<FakeTask> tasks = newTasks(3);
+    List<Imported> exports = new ArrayList<>();
+    for (FakeTask task : tasks.subList(0, 2)) {
+      BroadcastReader reader = openAtFirstBatch(dictionary, task);
+      exports.add(exportAndImport(reader, "consumer of task " + task.attemptId()));
+      assertDictionaryExportedInPlace(reader, exports.get(exports.size() - 1));
+    }
+    complete(tasks.get(0), tasks.get(1));
+    assertEquals(2, holders(4), "the exports hold the shared entry past their tasks");
+    exports.get(1).close();
+    exports.get(0).close();
+    assertTrue(entry(4).retained(), "idle after the last release, the entry is retained");
+
+    BroadcastReader later = openAtFirstBatch(dictionary, tasks.get(2));
+    assertEquals(BroadcastReader.Served.RETAINED, later.served());
+    try (Imported imported = exportAndImport(later, "consumer of the retained entry")) {
+      assertDictionaryExportedInPlace(later, imported);
+    }
+    tasks.get(2).complete();
+    assertEquals(1, decoder.calls());
+    closeAndAssertAllFreed();
+  }
+
+  /**
+   * {@code imported} holds the reader's batch, its dictionary at the shared dictionary's address.
+   */
+  private static void assertDictionaryExportedInPlace(BroadcastReader reader, Imported imported) {
+    assertSameValues(reader, imported.root);
+    VarCharVector shared =
+        (VarCharVector)
+            reader
+                .broadcast()
+                .streams()
+                .get(reader.streamIndex())
+                .lookup(TestBroadcast.COLOR_DICTIONARY_ID)
+                .getVector();
+    long id = imported.dictionaries.getDictionaryIds().iterator().next();
+    VarCharVector exported = (VarCharVector) imported.dictionaries.lookup(id).getVector();
+    assertEquals(shared.toString(), exported.toString());
+    assertEquals(
+        shared.getDataBuffer().memoryAddress(),
+        exported.getDataBuffer().memoryAddress(),
+        "the exported dictionary is a copy");
   }
 
   @Test

@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.quiver.broadcast.TestBroadcast.Shape;
-import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
 import org.junit.jupiter.api.Test;
 
@@ -315,10 +313,9 @@ class DecodedBroadcastCacheRetentionTest extends RetentionTestBase {
     FakeTask task = new FakeTask();
     Consumer.CLOSES_EACH_VIEW.consume(cache.open(first, task, false), first, null);
     task.complete();
-    TestBroadcast dictionary = encode(4, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {100});
-    FakeTask reads = new FakeTask();
-    Consumer.CLOSES_EACH_VIEW.consume(cache.open(dictionary, reads, true), dictionary, null);
-    reads.complete();
+    FakeTask unshared = new FakeTask();
+    cache.open(first, decoder.unshareable(), unshared, true);
+    unshared.complete();
     assertTrue(cache.snapshot().isEmpty(), () -> cache.snapshot().toString());
     assertEquals(0, memory.used());
     closeAndAssertAllFreed();

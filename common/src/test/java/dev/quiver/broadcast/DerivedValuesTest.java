@@ -13,8 +13,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.KeyTableDerivation.KeyTable;
-import dev.quiver.broadcast.TestBroadcast.Shape;
-import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
 import java.util.ArrayList;
 import java.util.List;
@@ -480,17 +478,7 @@ class DerivedValuesTest extends RetentionTestBase {
     b.complete();
     assertEquals(2, derivation.releases());
     assertEquals(0, memory.used(), "private entries are never retained");
-
-    TestBroadcast dictionary = encode(5, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {50});
-    KeyTableDerivation ofDictionary = new KeyTableDerivation(dictionary, 0);
-    for (int i = 0; i < 2; i++) {
-      FakeTask task = new FakeTask();
-      cache.open(dictionary, task, true).derived(KEY, ofDictionary);
-      task.complete();
-    }
-    assertEquals(2, ofDictionary.builds(), "a dictionary broadcast's value is per task");
-    assertEquals(2, ofDictionary.releases());
-    closeAndAssertAllFreed(derivation, ofDictionary);
+    closeAndAssertAllFreed(derivation);
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.quiver.broadcast;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -263,6 +264,27 @@ class PluggableDecoderTest extends RetentionTestBase {
     assertTrue(cache.snapshot().entries().isEmpty());
     assertEquals(0, byLocation.pool.used());
     assertEquals(1, arena.releases.get());
+  }
+
+  @Test
+  void aFormThatCannotBeSharedStaysWithItsDecoderAndItsWaiterDecodesForItself() throws Exception {
+    cache = caches.with(decoder.unshareable(), Long.MAX_VALUE);
+    FakeTask decoding = new FakeTask();
+    FakeTask waiter = new FakeTask();
+    HeldDecode opens = openBehindAHeldDecode(first, decoding, waiter);
+    opens.release();
+    BroadcastReader decoded = done(opens.open(0));
+    assertTrue(cache.snapshot().entries().isEmpty(), "an unshareable form is listed");
+    BroadcastReader alone = done(opens.open(1));
+
+    assertEquals(BroadcastReader.Served.DECODED, decoded.served());
+    assertEquals(BroadcastReader.Served.PRIVATE, alone.served());
+    assertEquals(2, decoder.calls(), "the unshareable form was shared");
+    assertEquals(1, cache.counters().decodes());
+    assertEquals(1, cache.counters().privateDecodes());
+    assertEquals(0, cache.counters().sharedReads());
+    assertNotSame(decoded.decoded(DecodedForm.class), alone.decoded(DecodedForm.class));
+    complete(decoding, waiter);
   }
 
   @Test

@@ -138,12 +138,11 @@ class ReadFiguresTest extends CacheTestBase {
   }
 
   @Test
-  void aDictionaryBroadcastIsDecodedByItsFirstTaskAndPrivatelyByItsWaiter() throws Exception {
-    TestBroadcast dictionaries =
-        encode(62, Shape.DICTIONARY, SparkStreamCodec.LZ4, new int[] {300}, new int[] {200});
+  void aFormThatCannotBeSharedIsDecodedByItsFirstTaskAndPrivatelyByItsWaiter() throws Exception {
+    cache = caches.with(decoder.unshareable(), Long.MAX_VALUE);
     FakeTask first = new FakeTask();
     FakeTask waiter = new FakeTask();
-    BroadcastReader[] readers = decodeWithAWaiter(dictionaries, first, waiter);
+    BroadcastReader[] readers = decodeWithAWaiter(broadcast, first, waiter);
     BroadcastReader decoded = readers[0];
     BroadcastReader privately = readers[1];
 

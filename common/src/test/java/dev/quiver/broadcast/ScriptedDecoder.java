@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.SequenceInputStream;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
@@ -73,6 +74,36 @@ final class ScriptedDecoder implements BroadcastDecoder<DecodedBroadcast> {
   /** Releases every gate, so that no decode stays blocked after a test. */
   void releaseAll() {
     script.releaseAll();
+  }
+
+  /**
+   * These decodes (gates and failures included) in a form that says it cannot be shared ({@link
+   * DecodedForm#whyNotShared()}), under a decoder name of its own.
+   */
+  BroadcastDecoder<DecodedForm> unshareable() {
+    return new BroadcastDecoder<DecodedForm>() {
+      @Override
+      public DecodedForm decode(BroadcastSource source, BufferAllocator allocator)
+          throws IOException {
+        DecodedBroadcast decoded = ScriptedDecoder.this.decode(source, allocator);
+        return new DecodedForm() {
+          @Override
+          public Optional<String> whyNotShared() {
+            return Optional.of("it is the test's own");
+          }
+
+          @Override
+          public void close() {
+            decoded.close();
+          }
+        };
+      }
+
+      @Override
+      public String name() {
+        return "unshareable";
+      }
+    };
   }
 
   /** The form Arrow IPC's decoder makes, and its entries. */

@@ -1,5 +1,11 @@
 package dev.quiver.ipc;
 
+import static dev.quiver.ipc.DictionaryStreams.COLOR_ENCODING;
+import static dev.quiver.ipc.DictionaryStreams.COLOR_ID;
+import static dev.quiver.ipc.DictionaryStreams.WITH_DELTA_STRINGS;
+import static dev.quiver.ipc.DictionaryStreams.ipcSchema;
+import static dev.quiver.ipc.DictionaryStreams.setIndices;
+import static dev.quiver.ipc.DictionaryStreams.toStrings;
 import static dev.quiver.ipc.IpcTestSupport.assertRefused;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,15 +13,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorTestBase;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.ValueVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -23,20 +26,12 @@ import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryEncoder;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.types.pojo.ArrowType;
-import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
-import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class ArrowIpcDictionaryTest extends AllocatorTestBase {
-
-  private static final long COLOR_ID = 3;
-  private static final DictionaryEncoding COLOR_ENCODING =
-      new DictionaryEncoding(COLOR_ID, false, new ArrowType.Int(32, true));
 
   @ParameterizedTest
   @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
@@ -75,45 +70,20 @@ class ArrowIpcDictionaryTest extends AllocatorTestBase {
   @ParameterizedTest
   @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void deltaDictionaryExtendsTheValuesEarlierBatchesUse(StreamCodec codec) throws IOException {
-    byte[] bytes;
-    try (VarCharVector first = strings("d", "apple", "banana");
-        VarCharVector delta = strings("d", "cherry");
-        VectorSchemaRoot batch = indexRoot()) {
-      RawStreamWriter stream = new RawStreamWriter().schema(ipcSchema());
-      stream.dictionary(COLOR_ID, first, false);
-      setIndices(batch, 0, 1, null);
-      stream.batch(batch);
-      stream.dictionary(COLOR_ID, delta, true);
-      setIndices(batch, 2, 0);
-      stream.batch(batch).end();
-      bytes = stream.compressed(codec);
-    }
+    byte[] bytes = DictionaryStreams.withDelta(allocator, codec);
     try (DecodedStream decoded = ArrowIpc.decode(bytes, codec, allocator, "delta stream")) {
       assertEquals(
           Arrays.asList("apple", "banana", "cherry"),
           toStrings((VarCharVector) decoded.lookup(COLOR_ID).getVector()));
-      assertEquals(Arrays.asList("apple", "banana", null), decodeStrings(decoded, 0, "color"));
-      assertEquals(Arrays.asList("cherry", "apple"), decodeStrings(decoded, 1, "color"));
+      assertEquals(WITH_DELTA_STRINGS.get(0), decodeStrings(decoded, 0, "color"));
+      assertEquals(WITH_DELTA_STRINGS.get(1), decodeStrings(decoded, 1, "color"));
     }
   }
 
   @ParameterizedTest
   @MethodSource("dev.quiver.testing.Codecs#streamCodecs")
   void replacingADictionaryAfterABatchUsedItIsRejected(StreamCodec codec) throws IOException {
-    byte[] bytes;
-    try (VarCharVector first = strings("d", "apple", "banana");
-        VarCharVector replacement = strings("d", "xylophone", "yak");
-        VectorSchemaRoot batch = indexRoot()) {
-      RawStreamWriter stream = new RawStreamWriter().schema(ipcSchema());
-      stream.dictionary(COLOR_ID, first, false);
-      setIndices(batch, 0, 1);
-      stream.batch(batch);
-      // Decoded together, batch 0 would silently read the replacement's values.
-      stream.dictionary(COLOR_ID, replacement, false);
-      setIndices(batch, 1, 0);
-      stream.batch(batch).end();
-      bytes = stream.compressed(codec);
-    }
+    byte[] bytes = DictionaryStreams.replacedAfterUse(allocator, codec);
     assertRefused(bytes, codec, allocator, "replacement stream", "dictionary " + COLOR_ID);
   }
 
@@ -164,67 +134,20 @@ class ArrowIpcDictionaryTest extends AllocatorTestBase {
         bytes, StreamCodec.NONE, allocator, "undefined dictionary", "uses dictionary " + COLOR_ID);
   }
 
-  /** The stream's schema as IPC writes it: the encoded field has the dictionary's value type. */
-  private static Schema ipcSchema() {
-    return new Schema(
-        Collections.singletonList(
-            new Field(
-                "color", new FieldType(true, ArrowType.Utf8.INSTANCE, COLOR_ENCODING), null)));
-  }
-
-  /** A root for the index column as Arrow Java holds it: the field has the index type. */
-  private VectorSchemaRoot indexRoot() {
-    Field indices =
-        new Field(
-            "color", new FieldType(true, COLOR_ENCODING.getIndexType(), COLOR_ENCODING), null);
-    return VectorSchemaRoot.create(new Schema(Collections.singletonList(indices)), allocator);
-  }
-
-  private static void setIndices(VectorSchemaRoot root, Integer... indices) {
-    IntVector vector = (IntVector) root.getVector("color");
-    vector.allocateNew(indices.length);
-    for (int i = 0; i < indices.length; i++) {
-      if (indices[i] == null) {
-        vector.setNull(i);
-      } else {
-        vector.set(i, indices[i]);
-      }
-    }
-    root.setRowCount(indices.length);
-  }
-
   /** The strings that batch {@code index}'s column {@code name} encodes. */
   private List<String> decodeStrings(DecodedStream decoded, int index, String name) {
     ArrowRecordBatch batch = decoded.batches().get(index);
     try (VectorSchemaRoot root = VectorSchemaRoot.create(decoded.schema(), allocator)) {
       new VectorLoader(root).load(batch);
-      FieldVector indices = root.getVector(name);
-      Dictionary dictionary = decoded.lookup(indices.getField().getDictionary().getId());
-      try (ValueVector values = DictionaryEncoder.decode(indices, dictionary)) {
-        return toStrings((VarCharVector) values);
-      }
+      return DictionaryStreams.decodeStrings(root, name, decoded);
     }
   }
 
   private VarCharVector strings(String name, String... values) {
-    VarCharVector vector = new VarCharVector(name, allocator);
-    vector.allocateNew(values.length);
-    for (int i = 0; i < values.length; i++) {
-      if (values[i] == null) {
-        vector.setNull(i);
-      } else {
-        vector.setSafe(i, values[i].getBytes(StandardCharsets.UTF_8));
-      }
-    }
-    vector.setValueCount(values.length);
-    return vector;
+    return DictionaryStreams.strings(allocator, name, values);
   }
 
-  private static List<String> toStrings(VarCharVector vector) {
-    List<String> out = new ArrayList<>(vector.getValueCount());
-    for (int i = 0; i < vector.getValueCount(); i++) {
-      out.add(vector.isNull(i) ? null : new String(vector.get(i), StandardCharsets.UTF_8));
-    }
-    return out;
+  private VectorSchemaRoot indexRoot() {
+    return DictionaryStreams.indexRoot(allocator);
   }
 }

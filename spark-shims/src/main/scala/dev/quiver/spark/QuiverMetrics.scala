@@ -31,4 +31,11 @@ object QuiverMetrics {
    */
   def executorBroadcastCaches: Map[String, ExecutorCacheReport] =
     ExecutorCacheReports.current.map(_.byExecutor).getOrElse(Map.empty)
+
+  /** [[executorBroadcastCaches]] for callers in Java: unmodifiable, sorted by executor id. */
+  def executorBroadcastCachesAsJava: java.util.Map[String, ExecutorCacheReport] = {
+    val sorted = new java.util.TreeMap[String, ExecutorCacheReport]()
+    executorBroadcastCaches.foreach { case (id, report) => sorted.put(id, report) }
+    java.util.Collections.unmodifiableMap(sorted)
+  }
 }

@@ -41,6 +41,12 @@ final class BroadcastReadMetrics private (
   def all: Seq[LongAccumulator] =
     Seq(decodeTime, waitTime, decoded, decodedPrivately, shared, retained)
 
+  /** [[all]] for callers in Java: unmodifiable, in the order of the constructor. */
+  def allAsJava: java.util.List[LongAccumulator] =
+    java.util.Collections.unmodifiableList(
+      java.util.Arrays.asList(decodeTime, waitTime, decoded, decodedPrivately, shared, retained)
+    )
+
   /** Adds the figures of one task's open, in that task. */
   private[broadcast] def add(reader: BroadcastReader): Unit =
     BroadcastReadFigures.add(reader, all)(_.add(_))

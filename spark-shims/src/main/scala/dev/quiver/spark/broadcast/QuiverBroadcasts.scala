@@ -52,4 +52,13 @@ object QuiverBroadcasts {
    */
   def columnarBatches(reader: BroadcastReader): Iterator[ColumnarBatch] =
     new ColumnarBatches(reader)
+
+  /** [[columnarBatches]] for callers in Java, with the same batches valid as long. */
+  def columnarBatchesAsJava(reader: BroadcastReader): java.util.Iterator[ColumnarBatch] = {
+    val batches = columnarBatches(reader)
+    new java.util.Iterator[ColumnarBatch] {
+      override def hasNext: Boolean = batches.hasNext
+      override def next(): ColumnarBatch = batches.next()
+    }
+  }
 }

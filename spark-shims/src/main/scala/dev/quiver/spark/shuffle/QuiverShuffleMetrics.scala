@@ -6,7 +6,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 /**
  * What the reduce side of one exchange read, summed over its tasks: Spark SQL metrics, so that an
- * engine can show them on its own plan node (`asMap`). Each task's values also reach listeners
+ * engine can show them on its own plan node (`asMap`, or `asJavaMap` from Java). Each task's values also reach listeners
  * (`SparkListenerTaskEnd.taskInfo.accumulables`); Spark's stage page leaves SQL metrics out of its
  * task table, so the UI shows them only on a plan node that carries them. Spark's own shuffle read
  * metrics (bytes and blocks fetched, fetch wait time, records read) are filled as for any shuffle.
@@ -36,6 +36,17 @@ final class QuiverShuffleMetrics private (
     "quiverRowsRead" -> rowsRead,
     "quiverBatchesOut" -> batchesOut
   )
+
+  /** [[asMap]] for callers in Java: unmodifiable, in the order of the constructor. */
+  def asJavaMap: java.util.Map[String, SQLMetric] = {
+    val byKey = new java.util.LinkedHashMap[String, SQLMetric]()
+    byKey.put("quiverBlocksRead", blocksRead)
+    byKey.put("quiverBlockBytesRead", blockBytesRead)
+    byKey.put("quiverReadTime", readTime)
+    byKey.put("quiverRowsRead", rowsRead)
+    byKey.put("quiverBatchesOut", batchesOut)
+    java.util.Collections.unmodifiableMap(byKey)
+  }
 }
 
 object QuiverShuffleMetrics {

@@ -1,6 +1,7 @@
 package dev.quiver.spark.shuffle
 
 import dev.quiver.annotation.Public
+import org.apache.spark.sql.quiver.JavaLists
 
 /** How a [[QuiverExchange]] assigns rows to its reduce partitions. */
 @Public
@@ -16,9 +17,35 @@ object ShufflePartitioning {
    * number of partitions): each row goes to the partition `df.repartition(numPartitions, keys)`
    * puts it in, so the exchange's output can be co-partitioned with Spark's own.
    */
-  final case class Hash(keys: Seq[String], numPartitions: Int) extends ShufflePartitioning {
+  final class Hash(val keys: Seq[String], val numPartitions: Int) extends ShufflePartitioning {
     require(keys.nonEmpty, "hash partitioning needs at least one key column")
     require(numPartitions > 0, s"numPartitions must be positive, got $numPartitions")
+
+    /** For callers in Java. */
+    def this(keys: java.util.List[String], numPartitions: Int) =
+      this(JavaLists.toSeq(keys), numPartitions)
+
+    /** [[keys]] for callers in Java: unmodifiable. */
+    def keysAsJava: java.util.List[String] =
+      java.util.Collections.unmodifiableList(java.util.Arrays.asList(keys: _*))
+
+    override def equals(other: Any): Boolean = other match {
+      case that: Hash => keys == that.keys && numPartitions == that.numPartitions
+      case _ => false
+    }
+
+    override def hashCode: Int = (keys, numPartitions).##
+
+    override def toString: String = s"Hash(${keys.mkString(", ")}, $numPartitions)"
+  }
+
+  object Hash {
+
+    def apply(keys: Seq[String], numPartitions: Int): Hash = new Hash(keys, numPartitions)
+
+    /** [[apply]] for callers in Java. */
+    def apply(keys: java.util.List[String], numPartitions: Int): Hash =
+      new Hash(keys, numPartitions)
   }
 
   /**

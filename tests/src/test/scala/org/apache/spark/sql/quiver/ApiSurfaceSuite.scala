@@ -4,6 +4,14 @@ import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Paths}
 
 import dev.quiver.annotation.{Internal, Public}
+import dev.quiver.apicheck.{
+  CollectionsWithJavaForms,
+  CollectionsWithoutJavaForms,
+  JavaForms,
+  NamesInternals,
+  NotApi
+}
+import dev.quiver.spark.ExecutorCacheReport
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The stated API: what carries `@Public`, what does not, and `docs/api.md`. */
@@ -49,5 +57,50 @@ class ApiSurfaceSuite extends AnyFunSuite {
     val missing = ApiSurface.publicNames.diff(listed)
     val extra = listed.diff(ApiSurface.publicNames)
     assert(missing.isEmpty && extra.isEmpty, s"docs/api.md: missing $missing, not API $extra")
+  }
+
+  test("every API member Java can use has a form without Scala collections") {
+    val api = ApiSignatures.ofArtifact
+    assert(api.checkedMembers.size > 200, s"checked only ${api.checkedMembers.size} members")
+    assert(api.scalaCollectionsWithoutJavaForm.isEmpty, "Scala collections without a Java form")
+  }
+
+  test("the API names only types users can depend on") {
+    val api = ApiSignatures.ofArtifact
+    assert(api.typesUsersCannotDependOn.isEmpty)
+    val unused = ApiSignatures.SparkInternalsAllowed.filterNot(api.namedByApi)
+    assert(unused.isEmpty, "allowed Spark internals the API no longer names: drop them")
+  }
+
+  test("the signature checks find what they are for") {
+    def check(classes: Class[_]*) = new ApiSignatures(classes)
+    val without = classOf[CollectionsWithoutJavaForms].getName
+    assert(
+      check(classOf[CollectionsWithoutJavaForms]).scalaCollectionsWithoutJavaForm
+        .map(_.takeWhile(_ != '('))
+        .toSet == Set(s"$without.names", s"$without.count")
+    )
+    val withForms = check(classOf[CollectionsWithJavaForms])
+    assert(withForms.checkedMembers.size == 7, withForms.checkedMembers) // constructor included
+    assert(withForms.scalaCollectionsWithoutJavaForm.isEmpty)
+    assert(withForms.typesUsersCannotDependOn.isEmpty)
+    val named = check(classOf[NamesInternals]).typesUsersCannotDependOn
+    assert(
+      named.map(_.split(" names ").last).sorted == Seq(
+        classOf[NotApi].getName,
+        "org.apache.spark.sql.catalyst.InternalRow",
+        "org.apache.spark.sql.quiver.JavaLists$"
+      )
+    )
+  }
+
+  test("the Java forms hold what the Scala forms hold") {
+    assert(JavaForms.hashKeys() == java.util.List.of("region", "customer"))
+    val report =
+      new ExecutorCacheReport("7", 3, Map("broadcast.decodes" -> 2L, "allocatedBytes" -> 0L))
+    val figures = JavaForms.figures(report)
+    assert(figures.keySet().toArray.toSeq == Seq("allocatedBytes", "broadcast.decodes"))
+    assert(figures.get("broadcast.decodes") == 2L && report("broadcast.decodes") == 2L)
+    assert(JavaForms.executorCaches().isEmpty) // no driver plugin here
   }
 }

@@ -65,7 +65,7 @@ object ExecutorCacheReports {
       QuiverRuntime.broadcastCache.checkRetained()
       val report = synchronized {
         tasksEnded += 1
-        ExecutorCacheReport(context.executorID(), tasksEnded, CacheMetrics.figures())
+        new ExecutorCacheReport(context.executorID(), tasksEnded, CacheMetrics.figures())
       }
       context.send(report)
     }
