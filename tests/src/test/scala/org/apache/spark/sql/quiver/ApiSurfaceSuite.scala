@@ -65,6 +65,14 @@ class ApiSurfaceSuite extends AnyFunSuite {
     assert(api.scalaCollectionsWithoutJavaForm.isEmpty, "Scala collections without a Java form")
   }
 
+  test("only a class path without arrow-c-data hides members, and only the C Data export's") {
+    val hidden = ApiSignatures.ofArtifact.classesWithoutOptionalDependency.map(_.getName)
+    val cDataPresent =
+      scala.util.Try(Class.forName("org.apache.arrow.c.ArrowArray", false, getClass.getClassLoader))
+    if (cDataPresent.isSuccess) assert(hidden.isEmpty)
+    else assert(hidden == Seq("dev.quiver.broadcast.CDataExport"))
+  }
+
   test("the API names only types users can depend on") {
     val api = ApiSignatures.ofArtifact
     assert(api.typesUsersCannotDependOn.isEmpty)
