@@ -16,7 +16,13 @@ object CometJoin {
 
   val Setting = "Comet"
 
+  /** Comet's native joins reading their broadcasts through Quiver (the comet module). */
+  val OnQuiverSetting = "Comet on Quiver"
+
   private val Extensions = "org.apache.comet.CometSparkSessionExtensions"
+
+  /** `spark.sql.extensions` for Comet on Quiver: Quiver's adapter, which applies Comet's. */
+  val ExtensionsOnQuiver = "dev.quiver.comet.QuiverCometExtensions"
   private val NativeLibrary = "org.apache.comet.NativeBase"
 
   /**
