@@ -13,6 +13,8 @@ class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[St
 
   private val Comet = CometJoin.Setting
 
+  private val OnQuiver = CometJoin.OnQuiverSetting
+
   /** Quiver's settings, as the ratios list them. */
   private val Quiver = Seq("off", "on", BroadcastJoinBench.Retained)
 
@@ -59,6 +61,15 @@ class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[St
       }
     }
     val againstComet = against(Comet)
+    val cometOnQuiver = shapes.flatMap { shape =>
+      for {
+        comet <- medians(shape, Comet)
+        onQuiver <- medians(shape, OnQuiver)
+      } yield s"- ${shape.name}: probe tasks' CPU ${ratio(onQuiver.cpuMillis, comet.cpuMillis)}, " +
+        s"process CPU ${ratio(onQuiver.processCpuMillis, comet.processCpuMillis)}, " +
+        s"wall ${ratio(onQuiver.wallMillis, comet.wallMillis)}; decodes per query " +
+        s"${onQuiver.decodes} (one per executor: every query broadcasts anew)"
+    }
     val perExecutor = for {
       shape <- shapes
       setting <- Quiver
@@ -74,7 +85,7 @@ class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[St
     }
     val rounds = medians.rounds
     (Seq(
-      "| Shape | Setting (Spark / off / on / on+retain / Comet) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Process CPU | Decodes | Tables built | Largest entry kept |",
+      "| Shape | Setting (Spark / off / on / on+retain / Comet / Comet on Quiver) | Wall | Probe tasks' run time | Probe tasks' CPU | Slowest task | Process CPU | Decodes | Tables built | Largest entry kept |",
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     ) ++ rows ++
       Seq(
@@ -87,7 +98,10 @@ class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[St
            "Comet (1.2.0, its native broadcast hash join: the bench checks every plan) ran its " +
              "rounds last, in a SparkContext of its own with off-heap memory, which Comet needs. " +
              "Its native code may work on threads other than the task's: its probe tasks' CPU " +
-             "(the task threads' CPU time) may under-count it; Process CPU counts every thread."
+             "(the task threads' CPU time) may under-count it; Process CPU counts every thread. " +
+             "Comet on Quiver (the same, its build side read through Quiver's cache by " +
+             "dev.quiver.comet.QuiverCometExtensions, with retention) ran after it, in a " +
+             "SparkContext of its own too."
          )
        else cometSkipped.map(why => s"Comet did not run: $why.").toSeq) ++
       options.scaledNote.map(n => s"Shapes $n.").toSeq ++ Seq("", "Sharing off vs on:") ++ ratios ++
@@ -96,6 +110,8 @@ class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[St
        else
          Seq("", "Quiver / Comet (probe tasks' CPU: Comet's may be under-counted, see above):") ++
            againstComet) ++
+      (if (cometOnQuiver.isEmpty) Seq.empty
+       else Seq("", "Comet on Quiver / Comet:") ++ cometOnQuiver) ++
       options.master.toSeq.flatMap { url =>
         Seq(
           "",
@@ -131,7 +147,8 @@ class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[St
         "off" -> "#e57373",
         "on" -> "#4caf50",
         "on+retain" -> "#1e88e5",
-        Comet -> "#ffb300"
+        Comet -> "#ffb300",
+        OnQuiver -> "#8e24aa"
       )
     val width = math.max(1, shapes.size) * groupWidth + 40
     val groups = shapes.zipWithIndex.map { case (shape, i) =>

@@ -31,7 +31,11 @@ object BroadcastJoinBench {
   /** Sharing on, with retention: run in its own SparkContext, after the others. */
   val Retained = "on+retain"
 
-  val Settings: Seq[String] = Seq("Spark", "off", "on", Retained, CometJoin.Setting)
+  val Settings: Seq[String] =
+    Seq("Spark", "off", "on", Retained, CometJoin.Setting, CometJoin.OnQuiverSetting)
+
+  /** Comet's settings: its own broadcast read, and its read through Quiver's cache. */
+  val CometSettings: Seq[String] = Seq(CometJoin.Setting, CometJoin.OnQuiverSetting)
 
   /** The query of every setting; Spark's own join and Comet's run it as SQL. */
   val Query: String =
@@ -108,18 +112,15 @@ object BroadcastJoinBench {
     val (sideBySide, reads) = runSession(shape, options, peer, log, SideBySide, retain = false)
     val (retained, retainedReads) =
       runSession(shape, options, peer, log, Seq(Retained), retain = true)
+    // Comet alone, then Comet on Quiver (with retention, as deployed): each in a SparkContext of
+    // its own, since Comet's extensions and Quiver's retention are fixed per context.
     val comet =
-      if (withComet)
-        runSession(
-          shape,
-          options,
-          None,
-          log,
-          Seq(CometJoin.Setting),
-          retain = false,
-          comet = true
-        )._1
-      else Seq.empty
+      if (!withComet) Seq.empty
+      else
+        CometSettings.flatMap { setting =>
+          val onQuiver = setting == CometJoin.OnQuiverSetting
+          runSession(shape, options, None, log, Seq(setting), retain = onQuiver, comet = true)._1
+        }
     val sums = (sideBySide ++ retained ++ comet).map(_.sums).distinct
     if (sums.size > 1) {
       throw new IllegalStateException(
@@ -146,7 +147,8 @@ object BroadcastJoinBench {
       retain: Boolean,
       comet: Boolean = false
   ): (Seq[Run], Seq[ReadPathBench.ReadRun]) = {
-    val spark = session(shape.cores, retain, options.master, comet)
+    val onQuiver = settings.contains(CometJoin.OnQuiverSetting)
+    val spark = session(shape.cores, retain, options.master, comet, onQuiver)
     val executors = options.master.map(_ => new ExecutorFigures(spark.sparkContext))
     try {
       val tables = BenchData.prepare(spark, shape, options.data, log)
@@ -233,10 +235,10 @@ object BroadcastJoinBench {
     val start = System.nanoTime()
     val row = setting match {
       case "Spark" => spark.sql(Query).head()
-      case CometJoin.Setting =>
+      case CometJoin.Setting | CometJoin.OnQuiverSetting =>
         // collect() runs this very plan (head() would plan a limit over it).
         val query = spark.sql(Query)
-        CometJoin.requireNativeJoin(query)
+        CometJoin.requireNativeJoin(query, throughQuiver = setting == CometJoin.OnQuiverSetting)
         query.collect().head
       case share =>
         spark.conf.set(QuiverSettings.ShareDecodedBroadcasts, share != "off")
@@ -302,7 +304,8 @@ object BroadcastJoinBench {
       cores: Int,
       retain: Boolean,
       master: Option[String],
-      comet: Boolean
+      comet: Boolean,
+      onQuiver: Boolean
   ): SparkSession = {
     val builder = SparkSession.builder()
     master match {
@@ -318,6 +321,7 @@ object BroadcastJoinBench {
       case None => builder.master(s"local[$cores]")
     }
     if (comet) CometJoin.sessionConfig.foreach { case (key, value) => builder.config(key, value) }
+    if (onQuiver) builder.config("spark.sql.extensions", CometJoin.ExtensionsOnQuiver)
     val spark = builder
       .appName("quiver-bench")
       .config("spark.plugins", QuiverSettings.Plugin)

@@ -88,12 +88,20 @@ object CometJoin {
       }
   }
 
-  /** Fails unless Comet planned the join natively (it falls back to Spark's join silently). */
-  def requireNativeJoin(query: DataFrame): Unit = {
+  /**
+   * Fails unless Comet planned the join natively (it falls back to Spark's join silently), reading
+   * its build side through Quiver's cache if `throughQuiver`, through its own read if not.
+   */
+  def requireNativeJoin(query: DataFrame, throughQuiver: Boolean = false): Unit = {
     val plan = query.queryExecution.executedPlan
     val nodes = plan.collect { case node: SparkPlan => node.getClass.getSimpleName }
     if (!nodes.contains("CometBroadcastHashJoinExec") || nodes.contains("BroadcastHashJoinExec")) {
       throw new IllegalStateException(s"Comet did not run the join natively:\n$plan")
+    }
+    val exchange =
+      if (throughQuiver) "QuiverCometBroadcastExchangeExec" else "CometBroadcastExchangeExec"
+    if (!nodes.contains(exchange)) {
+      throw new IllegalStateException(s"Comet's join read its build side without $exchange:\n$plan")
     }
   }
 

@@ -51,15 +51,23 @@ class MainJobSmokeSuite extends AnyFunSuite {
     // machine (the default build on Linux); elsewhere the bench says why it skipped it.
     val withComet = CometJoin.bundledForThisMachine
     val agreeing =
-      if (withComet) "Spark, off, on, on+retain and Comet" else "Spark, off, on and on+retain"
+      if (withComet) "Spark, off, on, on+retain, Comet and Comet on Quiver"
+      else "Spark, off, on and on+retain"
     assert(output.contains(s"sums agree across $agreeing in every round"), output)
     if (!withComet) assert(output.contains("join: Comet did not run: "), output)
     assert(output.contains("rows and sums agree across the readers in every round"), output)
 
     val table =
       new String(Files.readAllBytes(new File(out, "results.md").toPath), StandardCharsets.UTF_8)
-    assert(table.contains("| Shape | Setting (Spark / off / on / on+retain / Comet) | Wall |"))
-    val settings = BroadcastJoinBench.Settings.filter(s => withComet || s != CometJoin.Setting)
+    assert(
+      table.contains(
+        "| Shape | Setting (Spark / off / on / on+retain / Comet / Comet on Quiver) | Wall |"
+      )
+    )
+    val settings =
+      BroadcastJoinBench.Settings.filter(s =>
+        withComet || !BroadcastJoinBench.CometSettings.contains(s)
+      )
     for (shape <- BenchOptions.ShapeOrder.map(BenchOptions.FullShapes)) {
       val name = shape.scaled(BenchOptions.QuickScale).name
       for (setting <- settings)
@@ -79,7 +87,7 @@ class MainJobSmokeSuite extends AnyFunSuite {
     // Each decoded copy gets one table; Spark's own join builds none of Quiver's.
     for (setting <- Seq("off", "on", BroadcastJoinBench.Retained))
       assert(total("tables_built", setting) == total("decodes", setting), setting)
-    for (setting <- Seq("Spark", CometJoin.Setting))
+    for (setting <- "Spark" +: BroadcastJoinBench.CometSettings)
       assert(total("tables_built", setting) == 0, setting)
     assert(total("decodes", CometJoin.Setting) == 0)
     // Only retention keeps anything past a query: a decoded copy and its table.
@@ -89,13 +97,20 @@ class MainJobSmokeSuite extends AnyFunSuite {
     if (withComet) {
       assert(runs.exists(_(header.indexOf("setting")) == CometJoin.Setting), csv)
       assert(table.contains("Quiver / Comet"), table)
+      // Comet on Quiver: each query's new broadcast decoded once on the (one) executor, and kept.
+      val onQuiverRuns = runs.count(_(header.indexOf("setting")) == CometJoin.OnQuiverSetting)
+      assert(onQuiverRuns > 0, csv)
+      assert(total("decodes", CometJoin.OnQuiverSetting) == onQuiverRuns, csv)
+      assert(total("largest_entry_bytes", CometJoin.OnQuiverSetting) > 0, csv)
+      assert(table.contains("Comet on Quiver / Comet:"), table)
     } else assert(table.contains("Comet did not run: "), table)
     assert(new File(out, "results.svg").length() > 0)
 
     // The read path: Quiver's reader, and Comet's where this build has it, on the same bytes.
     val peer = PeerBroadcastReader.comet().toOption.map(_.name)
     val readers = peer.toSeq.flatMap(p => Seq(s"$p off", s"$p on")) ++
-      Seq("Quiver off", "Quiver on", ReadPathBench.Retained)
+      Seq("Quiver off", "Quiver on", ReadPathBench.Retained) ++
+      peer.map(_ => PeerBroadcastReader.CometOnQuiver)
     val reads =
       new String(Files.readAllBytes(new File(out, "read-path.md").toPath), StandardCharsets.UTF_8)
     for (shape <- BenchOptions.ShapeOrder.map(BenchOptions.FullShapes)) {
@@ -117,5 +132,13 @@ class MainJobSmokeSuite extends AnyFunSuite {
       if (column(run, "reader").endsWith(" off")) assert(decodes == tasks, run)
       else assert(decodes <= tasks, run)
     }
+    // Comet on Quiver: one broadcast per shape's session, decoded once over all its rounds.
+    val onQuiver = readRuns.filter(column(_, "reader") == PeerBroadcastReader.CometOnQuiver)
+    assert(onQuiver.nonEmpty == peer.nonEmpty, readCsv)
+    for (
+      (shape, runs) <- onQuiver
+        .groupBy(run => Seq("build_rows", "probe_tasks", "cores").map(column(run, _)))
+    )
+      assert(runs.map(column(_, "decodes").toLong).sum <= 1, s"$shape: $readCsv")
   }
 }

@@ -30,12 +30,22 @@ object PeerBroadcastReader {
   /** Comet's reader, compiled only where Comet's jar is on the classpath (the Spark 4.1 build). */
   private val CometReader = "org.apache.spark.sql.comet.quiverbench.CometBroadcastReader"
 
+  /** The read section's name of Comet on Quiver's reader. */
+  val CometOnQuiver = "Comet on Quiver"
+
+  private val CometOnQuiverReader = "org.apache.spark.sql.comet.quiverbench.CometOnQuiverReader"
+
+  /** Comet on Quiver's reader (the adapter's), where this build has Comet. */
+  def cometOnQuiver(): Option[PeerBroadcastReader] = load(CometOnQuiverReader).toOption
+
   /** Comet 1.2.0's reader, or why this build cannot run it. */
-  def comet(): Either[String, PeerBroadcastReader] =
+  def comet(): Either[String, PeerBroadcastReader] = load(CometReader)
+
+  private def load(className: String): Either[String, PeerBroadcastReader] =
     try
       Right(
         Class
-          .forName(CometReader)
+          .forName(className)
           .getDeclaredConstructor()
           .newInstance()
           .asInstanceOf[PeerBroadcastReader]

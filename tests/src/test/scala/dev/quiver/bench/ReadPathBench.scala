@@ -36,7 +36,7 @@ object ReadPathBench {
 
   /** The settings of a session, side by side: the peer's, if this build has it, and Quiver's. */
   def settings(peer: Option[PeerBroadcastReader], retain: Boolean): Seq[String] =
-    if (retain) Seq(Retained)
+    if (retain) Seq(Retained) ++ peer.flatMap(_ => PeerBroadcastReader.cometOnQuiver()).map(_.name)
     else
       peer.toSeq.flatMap(p => Seq(s"${p.name} off", s"${p.name} on")) ++
         Seq("Quiver off", "Quiver on")
@@ -59,10 +59,10 @@ object ReadPathBench {
     val sc = spark.sparkContext
     val broadcast = ArrowBroadcast.of(spark.read.parquet(dimPath))
     val streams = broadcast.value.value
+    val onQuiver = PeerBroadcastReader.cometOnQuiver().filter(r => settings.contains(r.name))
     val readers: Map[String, RDD[ColumnarBatch]] = settings.map { setting =>
       val share = !setting.endsWith(" off")
-      setting -> peer
-        .filter(p => setting.startsWith(p.name + " "))
+      setting -> (peer.filter(ofPeer(_, setting)) ++ onQuiver.filter(_.name == setting)).headOption
         .fold[RDD[ColumnarBatch]](
           new ArrowBroadcastRDD(sc, broadcast.value, shape.probeTasks, share)
         )(
@@ -99,9 +99,8 @@ object ReadPathBench {
       listener: TaskMetricsListener,
       sc: SparkContext
   ): ReadRun = {
-    val ofPeer = peer.exists(p => setting.startsWith(p.name + " "))
     def decodes: Long =
-      if (ofPeer) peer.get.decodes
+      if (peer.exists(ofPeer(_, setting))) peer.get.decodes
       else {
         val counters = QuiverMetrics.broadcastCache
         counters.decodes() + counters.privateDecodes()
@@ -128,6 +127,10 @@ object ReadPathBench {
       sum
     )
   }
+
+  /** Whether `setting` is one of `peer`'s own readers (its sharing off or on). */
+  private def ofPeer(peer: PeerBroadcastReader, setting: String): Boolean =
+    setting == s"${peer.name} off" || setting == s"${peer.name} on"
 
   /** Every task counts its rows and sums `d_long` (column 1) through `getLong`. */
   private def consume(rdd: RDD[ColumnarBatch]): (Long, Long) =

@@ -35,14 +35,18 @@ class ReadPathReport(runs: Seq[ReadRun], options: BenchOptions, skipped: Option[
       s"| ${shape.name} | $setting | ${ms(m.cpuNanos)} | ${f"${m.wallMillis}%,d"} ms | " +
         s"${m.decodes} |"
     }
-    val peers = settings.filterNot(_.startsWith("Quiver")).map(_.split(' ').head).distinct
+    val peers = settings
+      .filterNot(s => s.startsWith("Quiver") || s == PeerBroadcastReader.CometOnQuiver)
+      .map(_.split(' ').head)
+      .distinct
     val ratios = for {
       shape <- shapes
       peer <- peers
       (quiver, theirs) <- Seq(
         "Quiver off" -> s"$peer off",
         "Quiver on" -> s"$peer on",
-        ReadPathBench.Retained -> s"$peer on"
+        ReadPathBench.Retained -> s"$peer on",
+        PeerBroadcastReader.CometOnQuiver -> s"$peer on"
       )
       q <- medians(shape, quiver)
       p <- medians(shape, theirs)
@@ -56,7 +60,8 @@ class ReadPathReport(runs: Seq[ReadRun], options: BenchOptions, skipped: Option[
       "",
       s"Medians of $rounds round(s) of every task reading the whole broadcast, counting its rows " +
         "and summing a long column through ColumnVector.getLong; the readers of one SparkContext " +
-        s"ran in rotating order, ${ReadPathBench.Retained} in a SparkContext of its own."
+        s"ran in rotating order, ${ReadPathBench.Retained} (and ${PeerBroadcastReader.CometOnQuiver}, " +
+        "the adapter's read of the CometBroadcastValue, with retention) in a SparkContext of its own."
     ) ++ skipped.map(why => s"No peer ran: $why.").toSeq ++
       (if (ratios.isEmpty) Seq.empty else Seq("", "Quiver / peer:") ++ ratios)).mkString("\n")
   }

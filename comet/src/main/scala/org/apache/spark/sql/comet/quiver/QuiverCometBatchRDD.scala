@@ -15,7 +15,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
  * is the whole broadcast, its batches read from the executor's one decoded copy of the
  * `CometBroadcastValue`'s streams and handed to Comet as its own vectors over the same memory.
  */
-private[quiver] class QuiverCometBatchRDD(
+private[comet] class QuiverCometBatchRDD(
     sc: SparkContext,
     numPartitions: Int,
     value: Broadcast[CometBroadcastValue],
@@ -31,7 +31,7 @@ private[quiver] class QuiverCometBatchRDD(
   }
 }
 
-private[quiver] object QuiverCometBatchRDD {
+private[comet] object QuiverCometBatchRDD {
 
   /** A `CometBroadcastValue`'s streams: one Spark-codec-compressed Arrow IPC stream per chunk. */
   val Streams: BroadcastStreams[CometBroadcastValue] =

@@ -5,9 +5,11 @@ import java.nio.ByteBuffer
 import java.util.concurrent.atomic.AtomicLong
 
 import dev.quiver.bench.PeerBroadcastReader
+import dev.quiver.spark.QuiverMetrics
 import org.apache.spark.SparkContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.comet.{CometBatchRDD, CometBroadcastValue}
+import org.apache.spark.sql.comet.quiver.QuiverCometBatchRDD
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.util.io.ChunkedByteBuffer
 
@@ -49,5 +51,35 @@ private class CountedChunks(bytes: ByteBuffer, opened: AtomicLong)
   override def toInputStream(dispose: Boolean): InputStream = {
     opened.incrementAndGet()
     super.toInputStream(dispose)
+  }
+}
+
+/**
+ * Comet on Quiver's read of the same bytes: the `CometBroadcastValue` Comet's exchange would make,
+ * read by the adapter's RDD through Quiver's cache into Comet's vectors, as Comet's native join
+ * takes them. Its decodes are the cache's. Loaded by name from [[PeerBroadcastReader.cometOnQuiver]].
+ */
+class CometOnQuiverReader extends PeerBroadcastReader {
+
+  override def name: String = PeerBroadcastReader.CometOnQuiver
+
+  override def rdd(
+      sc: SparkContext,
+      streams: Array[Array[Byte]],
+      partitions: Int,
+      shareDecoded: Boolean
+  ): RDD[ColumnarBatch] = {
+    val chunks = streams.map(bytes => new ChunkedByteBuffer(ByteBuffer.wrap(bytes)))
+    new QuiverCometBatchRDD(
+      sc,
+      partitions,
+      sc.broadcast(new CometBroadcastValue(chunks)),
+      shareDecoded
+    )
+  }
+
+  override def decodes: Long = {
+    val counters = QuiverMetrics.broadcastCache
+    counters.decodes() + counters.privateDecodes()
   }
 }
