@@ -44,7 +44,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * What the strict reader refuses that Arrow's own reader accepts, crashes on, or reads wrongly:
  * byte order, hostile lengths (before any allocation), unchecked dictionary batches, unsupported
- * types, trailing bytes, body compression, indices outside their dictionary.
+ * types, trailing bytes, unknown body compression, indices outside their dictionary.
  */
 class IpcStrictReadTest extends AllocatorTestBase {
 
@@ -333,11 +333,15 @@ class IpcStrictReadTest extends AllocatorTestBase {
   }
 
   @Test
-  void bodyCompressionIsRefusedByName() throws IOException {
-    byte[] stream =
+  void bodyCompressionOfAnUnknownCodecOrMethodIsRefusedByName() throws IOException {
+    byte[] codec =
         new HostileBatch(allocator, INTS, 1)
-            .node(1, 0).emptyBuffer().intBuffer(5).flaggedCompressed().stream();
-    assertRefused(stream, "compressed body", "body compression");
+            .node(1, 0).emptyBuffer().intBuffer(5).flaggedCompressed((byte) 7, (byte) 0).stream();
+    assertRefused(codec, "unknown codec", "body compression codec 7");
+    byte[] method =
+        new HostileBatch(allocator, INTS, 1)
+            .node(1, 0).emptyBuffer().intBuffer(5).flaggedCompressed((byte) 0, (byte) 3).stream();
+    assertRefused(method, "unknown method", "body compression method 3");
   }
 
   @Test

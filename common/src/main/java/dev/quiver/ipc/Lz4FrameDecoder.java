@@ -1,0 +1,213 @@
+package dev.quiver.ipc;
+
+import dev.quiver.codec.SafeLz4;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import net.jpountz.lz4.LZ4Exception;
+import net.jpountz.lz4.LZ4SafeDecompressor;
+import net.jpountz.xxhash.XXHash32;
+import net.jpountz.xxhash.XXHashFactory;
+
+/**
+ * Decodes one LZ4 frame (the body compression codec {@code LZ4_FRAME}) into a buffer of exactly the
+ * length the IPC body declares, reading the frame format itself so that only {@link SafeLz4}'s safe
+ * decompressor ever sees the blocks. lz4-java's own {@code LZ4FrameInputStream} is not used: it
+ * takes the fastest factory's <em>fast</em> decompressor, which trusts lengths in the input.
+ *
+ * <pre>
+ * int32 LE   magic 0x184D2204
+ * FLG        version 01, block independence, block checksum, content size, content checksum,
+ *            (reserved), dictionary id
+ * BD         block maximum size: 64 KiB, 256 KiB, 1 MiB or 4 MiB
+ * [int64 LE  content size]   [int32 LE  dictionary id]
+ * HC         (XXH32 of FLG up to here) &gt;&gt; 8 &amp; 0xFF
+ * blocks     int32 LE size (high bit: stored uncompressed), the bytes, [int32 LE XXH32 of them]
+ * int32 0    end mark
+ * [int32 LE  XXH32 of the whole content]
+ * </pre>
+ *
+ * <p>Every length is checked against the bytes that exist and the output's declared length before
+ * it is used. Blocks are decoded one by one straight into the output; a frame whose blocks are
+ * linked (the default of liblz4's frame API, and so of Arrow C++ for buffers over 64 KiB) decodes
+ * only while no block refers to an earlier one, since the safe decompressor refuses a match that
+ * reaches before its block.
+ */
+final class Lz4FrameDecoder {
+
+  static final int MAGIC = 0x184D2204;
+
+  /** An LZ4 block decodes to at most about 255 bytes per input byte (one per length byte). */
+  static final long MAX_EXPANSION = 255;
+
+  private static final int FLG_VERSION_MASK = 0xC0;
+  private static final int FLG_VERSION_01 = 0x40;
+  private static final int FLG_BLOCK_INDEPENDENCE = 0x20;
+  private static final int FLG_BLOCK_CHECKSUM = 0x10;
+  private static final int FLG_CONTENT_SIZE = 0x08;
+  private static final int FLG_CONTENT_CHECKSUM = 0x04;
+  private static final int FLG_RESERVED = 0x02;
+  private static final int FLG_DICTIONARY_ID = 0x01;
+  private static final int UNCOMPRESSED_BLOCK = 0x80000000;
+
+  private static final XXHash32 XXHASH = chooseHash();
+
+  private Lz4FrameDecoder() {}
+
+  /**
+   * Decodes the frame in {@code in} (all of its remaining bytes; its position is not moved) into
+   * {@code out} at 0, which must then hold exactly {@code out.capacity()} bytes.
+   *
+   * @throws IpcFormatException for bytes that are not exactly one valid frame of that length
+   */
+  static void decode(ByteBuffer in, ByteBuffer out) throws IpcFormatException {
+    ByteBuffer src = in.slice().order(ByteOrder.LITTLE_ENDIAN);
+    int end = src.limit();
+    int declared = out.capacity();
+    require(src, 0, 7, "its frame header");
+    int magic = src.getInt(0);
+    if (magic != MAGIC) {
+      throw new IpcFormatException(
+          String.format("not an LZ4 frame (magic 0x%08X, 0x%08X expected)", magic, MAGIC));
+    }
+    int flg = src.get(4) & 0xFF;
+    int bd = src.get(5) & 0xFF;
+    if ((flg & FLG_VERSION_MASK) != FLG_VERSION_01 || (flg & FLG_RESERVED) != 0) {
+      throw new IpcFormatException(String.format("LZ4 frame: bad FLG byte 0x%02X", flg));
+    }
+    int sizeId = (bd >>> 4) & 0x7;
+    if ((bd & 0x8F) != 0 || sizeId < 4) {
+      throw new IpcFormatException(String.format("LZ4 frame: bad BD byte 0x%02X", bd));
+    }
+    int blockMaximum = 1 << (8 + 2 * sizeId);
+    int at = 6;
+    if ((flg & FLG_CONTENT_SIZE) != 0) {
+      require(src, at, 9, "its content size");
+      long contentSize = src.getLong(at);
+      if (contentSize != declared) {
+        throw new IpcFormatException(
+            String.format(
+                "LZ4 frame: content size %d, but the buffer declares %d bytes",
+                contentSize, declared));
+      }
+      at += 8;
+    }
+    if ((flg & FLG_DICTIONARY_ID) != 0) {
+      throw new IpcFormatException("LZ4 frame: needs a dictionary, which Arrow IPC has none of");
+    }
+    require(src, at, 1, "its header checksum");
+    int headerChecksum = (XXHASH.hash(src, 4, at - 4, 0) >>> 8) & 0xFF;
+    if ((src.get(at) & 0xFF) != headerChecksum) {
+      throw new IpcFormatException(
+          String.format(
+              "LZ4 frame: header checksum 0x%02X, 0x%02X computed",
+              src.get(at) & 0xFF, headerChecksum));
+    }
+    at++;
+
+    boolean blockChecksums = (flg & FLG_BLOCK_CHECKSUM) != 0;
+    boolean linked = (flg & FLG_BLOCK_INDEPENDENCE) == 0;
+    LZ4SafeDecompressor decompressor = SafeLz4.decompressor();
+    int written = 0;
+    for (int block = 0; ; block++) {
+      require(src, at, 4, "block " + block + "'s size");
+      int word = src.getInt(at);
+      at += 4;
+      if (word == 0) {
+        break;
+      }
+      boolean stored = (word & UNCOMPRESSED_BLOCK) != 0;
+      int size = word & ~UNCOMPRESSED_BLOCK;
+      if (size > blockMaximum) {
+        throw new IpcFormatException(
+            String.format(
+                "LZ4 frame: block %d claims %d bytes; the frame's blocks hold at most %d",
+                block, size, blockMaximum));
+      }
+      require(src, at, size + (blockChecksums ? 4L : 0L), "block " + block);
+      if (blockChecksums) {
+        int expected = src.getInt(at + size);
+        int actual = XXHASH.hash(src, at, size, 0);
+        if (expected != actual) {
+          throw new IpcFormatException(
+              String.format(
+                  "LZ4 frame: block %d checksum 0x%08X, 0x%08X computed", block, expected, actual));
+        }
+      }
+      int room = Math.min(blockMaximum, declared - written);
+      if (stored) {
+        if (size > room) {
+          throw new IpcFormatException(
+              String.format(
+                  "LZ4 frame: block %d stores %d bytes, more than the %d bytes left of %d declared",
+                  block, size, room, declared));
+        }
+        copy(src, at, out, written, size);
+        written += size;
+      } else {
+        int decoded;
+        try {
+          decoded = decompressor.decompress(src, at, size, out, written, room);
+        } catch (LZ4Exception e) {
+          throw new IpcFormatException(
+              String.format(
+                  "LZ4 frame: block %d does not decompress into the %d bytes left of %d declared%s",
+                  block,
+                  room,
+                  declared,
+                  linked
+                      ? " (the frame links its blocks; Quiver decodes such a frame only while no"
+                          + " block refers to an earlier one)"
+                      : ""),
+              e);
+        }
+        written += decoded;
+      }
+      at += size + (blockChecksums ? 4 : 0);
+    }
+    if ((flg & FLG_CONTENT_CHECKSUM) != 0) {
+      require(src, at, 4, "its content checksum");
+      int expected = src.getInt(at);
+      int actual = XXHASH.hash(out, 0, written, 0);
+      if (expected != actual) {
+        throw new IpcFormatException(
+            String.format("LZ4 frame: content checksum 0x%08X, 0x%08X computed", expected, actual));
+      }
+      at += 4;
+    }
+    if (written != declared) {
+      throw new IpcFormatException(
+          String.format("LZ4 frame holds %d bytes, but the buffer declares %d", written, declared));
+    }
+    if (at != end) {
+      throw new IpcFormatException(
+          String.format("LZ4 frame ends at byte %d of the buffer's %d", at, end));
+    }
+  }
+
+  /** {@code ByteBuffer.put(int, ByteBuffer, int, int)}, which Java 11 does not have. */
+  private static void copy(ByteBuffer from, int at, ByteBuffer to, int into, int length) {
+    ByteBuffer source = from.duplicate();
+    source.limit(at + length).position(at);
+    ByteBuffer target = to.duplicate();
+    target.position(into);
+    target.put(source);
+  }
+
+  /** Checks that {@code length} bytes from {@code at} exist, naming {@code what} if not. */
+  private static void require(ByteBuffer src, int at, long length, String what)
+      throws IpcFormatException {
+    if (length > src.limit() - (long) at) {
+      throw new IpcFormatException(
+          String.format("LZ4 frame ends (at byte %d) inside %s (truncated)", src.limit(), what));
+    }
+  }
+
+  /** The native XXH32 where lz4-java has its library; the array-checked Java one otherwise. */
+  private static XXHash32 chooseHash() {
+    try {
+      return XXHashFactory.nativeInstance().hash32();
+    } catch (LinkageError | AssertionError | RuntimeException e) {
+      return XXHashFactory.safeInstance().hash32();
+    }
+  }
+}
