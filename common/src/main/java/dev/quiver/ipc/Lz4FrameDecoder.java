@@ -11,8 +11,10 @@ import net.jpountz.xxhash.XXHashFactory;
 /**
  * Decodes one LZ4 frame (the body compression codec {@code LZ4_FRAME}) into a buffer of exactly the
  * length the IPC body declares, reading the frame format itself so that only {@link SafeLz4}'s safe
- * decompressor ever sees the blocks. lz4-java's own {@code LZ4FrameInputStream} is not used: it
- * takes the fastest factory's <em>fast</em> decompressor, which trusts lengths in the input.
+ * decompressor ever sees the blocks. lz4-java's own {@code LZ4FrameInputStream} is not used: on
+ * 1.8.0 it takes {@code LZ4Factory.fastestInstance()}'s safe decompressor, which off the system
+ * class path is the {@code sun.misc.Unsafe} instance {@link SafeLz4} avoids, and it is a stream
+ * (copies through its own buffers) where the output here is the destination buffer itself.
  *
  * <pre>
  * int32 LE   magic 0x184D2204
@@ -27,10 +29,9 @@ import net.jpountz.xxhash.XXHashFactory;
  * </pre>
  *
  * <p>Every length is checked against the bytes that exist and the output's declared length before
- * it is used. Blocks are decoded one by one straight into the output; a frame whose blocks are
- * linked (the default of liblz4's frame API, and so of Arrow C++ for buffers over 64 KiB) decodes
- * only while no block refers to an earlier one, since the safe decompressor refuses a match that
- * reaches before its block.
+ * it is used. Blocks are decoded one by one straight into the output. A frame may link its blocks
+ * (the default of liblz4's frame API, and so of Arrow C++): a block may then copy from the 64 KiB
+ * before it, which {@link #decodeLinked} gives the safe decompressor as part of the block.
  */
 final class Lz4FrameDecoder {
 
@@ -48,6 +49,9 @@ final class Lz4FrameDecoder {
   private static final int FLG_RESERVED = 0x02;
   private static final int FLG_DICTIONARY_ID = 0x01;
   private static final int UNCOMPRESSED_BLOCK = 0x80000000;
+
+  /** How far back a block of a linked frame may refer: LZ4's largest match offset. */
+  static final int LINK_WINDOW = 64 * 1024;
 
   private static final XXHash32 XXHASH = chooseHash();
 
@@ -146,18 +150,15 @@ final class Lz4FrameDecoder {
       } else {
         int decoded;
         try {
-          decoded = decompressor.decompress(src, at, size, out, written, room);
+          decoded =
+              linked && written > 0
+                  ? decodeLinked(decompressor, src, at, size, out, written, room, block)
+                  : decompressor.decompress(src, at, size, out, written, room);
         } catch (LZ4Exception e) {
           throw new IpcFormatException(
               String.format(
-                  "LZ4 frame: block %d does not decompress into the %d bytes left of %d declared%s",
-                  block,
-                  room,
-                  declared,
-                  linked
-                      ? " (the frame links its blocks; Quiver decodes such a frame only while no"
-                          + " block refers to an earlier one)"
-                      : ""),
+                  "LZ4 frame: block %d does not decompress into the %d bytes left of %d declared",
+                  block, room, declared),
               e);
         }
         written += decoded;
@@ -182,6 +183,76 @@ final class Lz4FrameDecoder {
       throw new IpcFormatException(
           String.format("LZ4 frame ends at byte %d of the buffer's %d", at, end));
     }
+  }
+
+  /**
+   * Decodes a block of a linked frame, whose matches may reach back into the {@link #LINK_WINDOW}
+   * bytes decoded before it. The safe decompressor refuses a match before the start of its output,
+   * and lz4-java has no decompression with a dictionary; so the block is rewritten with those bytes
+   * prepended to its first literal run (a block is literals then a match, so only the first token's
+   * literal length changes), decoded into a scratch array, and its own bytes copied out. The
+   * decoder's checks are unchanged: a match reaching past the window is still refused.
+   *
+   * @return the bytes the block decoded to, at most {@code room}
+   */
+  private static int decodeLinked(
+      LZ4SafeDecompressor decompressor,
+      ByteBuffer src,
+      int at,
+      int size,
+      ByteBuffer out,
+      int written,
+      int room,
+      int block)
+      throws IpcFormatException {
+    int end = at + size;
+    int p = at;
+    if (size < 1) {
+      throw new IpcFormatException("LZ4 frame: block " + block + " is empty");
+    }
+    int token = src.get(p++) & 0xFF;
+    long literals = (long) (token >>> 4);
+    if (literals == 15) {
+      int more;
+      do {
+        if (p >= end) {
+          throw new IpcFormatException(
+              "LZ4 frame: block " + block + " ends inside its first literal length");
+        }
+        more = src.get(p++) & 0xFF;
+        literals += more;
+      } while (more == 255);
+    }
+    if (literals > end - p) {
+      throw new IpcFormatException(
+          String.format(
+              "LZ4 frame: block %d's first %d literals run past its %d bytes",
+              block, literals, size));
+    }
+    int window = Math.min(written, LINK_WINDOW);
+    long merged = window + literals;
+    int lengthBytes = merged < 15 ? 0 : (int) ((merged - 15) / 255 + 1);
+    byte[] rewritten = new byte[1 + lengthBytes + window + (end - p)];
+    int w = 0;
+    rewritten[w++] = (byte) ((Math.min(merged, 15) << 4) | (token & 0x0F));
+    if (merged >= 15) {
+      long rest = merged - 15;
+      for (; rest >= 255; rest -= 255) {
+        rewritten[w++] = (byte) 255;
+      }
+      rewritten[w++] = (byte) rest;
+    }
+    out.duplicate().position(written - window).limit(written).slice().get(rewritten, w, window);
+    w += window;
+    src.duplicate().position(p).limit(end).slice().get(rewritten, w, end - p);
+    byte[] scratch = new byte[window + room];
+    int decoded =
+        decompressor.decompress(rewritten, 0, rewritten.length, scratch, 0, scratch.length);
+    int own = decoded - window;
+    ByteBuffer target = out.duplicate();
+    target.position(written);
+    target.put(scratch, window, own);
+    return own;
   }
 
   /** {@code ByteBuffer.put(int, ByteBuffer, int, int)}, which Java 11 does not have. */
