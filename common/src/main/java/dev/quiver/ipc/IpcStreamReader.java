@@ -17,6 +17,8 @@ import org.apache.arrow.flatbuf.Endianness;
 import org.apache.arrow.flatbuf.FieldNode;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
+import org.apache.arrow.flatbuf.Type;
+import org.apache.arrow.flatbuf.Union;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.OutOfMemoryException;
@@ -210,18 +212,21 @@ final class IpcStreamReader implements AutoCloseable {
    * Refuses a schema nested deeper than {@link #MAX_NESTING_DEPTH} or with more fields than its
    * metadata can hold, before Arrow converts it: Arrow's conversion recurses through the children
    * with no limit, and a flatbuffer whose fields nest through shared or self-referring child tables
-   * would recurse until the stack overflows.
+   * would recurse until the stack overflows. Refuses too a union claiming more type ids than its
+   * metadata can hold: Arrow makes an {@code int[]} of the claimed count before reading any (a 1.5
+   * KB stream once asked for 4.5 GB of heap).
    */
   private static void checkNesting(org.apache.arrow.flatbuf.Schema flat, int metadataBytes)
       throws IpcFormatException {
     // Every field table takes well over 4 bytes of the metadata; more visits means shared tables.
     long[] budget = {metadataBytes / 4 + 1};
     for (int i = 0; i < flat.fieldsLength(); i++) {
-      checkNesting(flat.fields(i), 1, budget);
+      checkNesting(flat.fields(i), 1, budget, metadataBytes);
     }
   }
 
-  private static void checkNesting(org.apache.arrow.flatbuf.Field field, int depth, long[] budget)
+  private static void checkNesting(
+      org.apache.arrow.flatbuf.Field field, int depth, long[] budget, int metadataBytes)
       throws IpcFormatException {
     if (depth > MAX_NESTING_DEPTH) {
       throw new IpcFormatException(
@@ -231,8 +236,18 @@ final class IpcStreamReader implements AutoCloseable {
       throw new IpcFormatException(
           "the schema has more fields than its metadata can hold (child tables shared or cyclic)");
     }
+    if (field.typeType() == Type.Union) {
+      Union union = (Union) field.type(new Union());
+      // 4 bytes a type id: a count beyond the metadata's size is garbage.
+      if (union != null && union.typeIdsLength() > metadataBytes / 4) {
+        throw new IpcFormatException(
+            String.format(
+                "a union field claims %d type ids in %d bytes of metadata",
+                union.typeIdsLength(), metadataBytes));
+      }
+    }
     for (int i = 0; i < field.childrenLength(); i++) {
-      checkNesting(field.children(i), depth + 1, budget);
+      checkNesting(field.children(i), depth + 1, budget, metadataBytes);
     }
   }
 
