@@ -304,6 +304,42 @@ class IpcStrictReadTest extends AllocatorTestBase {
   }
 
   @Test
+  void aUnionClaimingMoreTypeIdsThanItsMetadataHoldsIsRefusedBeforeArrowAllocatesThem()
+      throws IOException {
+    // A fuzzer's finding: Arrow makes an int[] of the claimed count before reading one.
+    FlatBufferBuilder builder = new FlatBufferBuilder();
+    int name = builder.createString("u");
+    int typeIds =
+        org.apache.arrow.flatbuf.Union.createTypeIdsVector(builder, new int[] {0x5A5A5A5A});
+    org.apache.arrow.flatbuf.Union.startUnion(builder);
+    org.apache.arrow.flatbuf.Union.addTypeIds(builder, typeIds);
+    int type = org.apache.arrow.flatbuf.Union.endUnion(builder);
+    int children = org.apache.arrow.flatbuf.Field.createChildrenVector(builder, new int[0]);
+    org.apache.arrow.flatbuf.Field.startField(builder);
+    org.apache.arrow.flatbuf.Field.addName(builder, name);
+    org.apache.arrow.flatbuf.Field.addNullable(builder, true);
+    org.apache.arrow.flatbuf.Field.addTypeType(builder, Type.Union);
+    org.apache.arrow.flatbuf.Field.addType(builder, type);
+    org.apache.arrow.flatbuf.Field.addChildren(builder, children);
+    int field = org.apache.arrow.flatbuf.Field.endField(builder);
+    ByteBuffer message = schemaMessage(builder, field, Endianness.Little);
+    byte[] metadata = new byte[message.remaining()];
+    message.duplicate().get(metadata);
+    // The vector's length is the int before its one element: claim 2^28 of them (1 GiB).
+    ByteBuffer patched = ByteBuffer.wrap(metadata).order(ByteOrder.LITTLE_ENDIAN);
+    int element = -1;
+    for (int i = 4; i + 4 <= metadata.length; i += 4) {
+      if (patched.getInt(i) == 0x5A5A5A5A) {
+        element = i;
+      }
+    }
+    assertTrue(element > 0, "the type id is in the metadata");
+    patched.putInt(element - 4, 1 << 28);
+    byte[] stream = new RawStreamWriter().metadata(patched).end().toByteArray();
+    assertRefused(stream, "union type ids", "a union field claims 268435456 type ids");
+  }
+
+  @Test
   void viewTypesAreRefusedByName() throws IOException {
     // Built by hand: Arrow 11 and 12 (Spark 3.x) have no view types to build it with.
     FlatBufferBuilder builder = new FlatBufferBuilder();
