@@ -193,7 +193,7 @@ final class BatchChecks {
    * The bytes {@code length} values of a fixed-width column take. From the type itself where the
    * layout's int bit width would overflow (a fixed-size binary of over 256 MiB a value).
    */
-  private static long fixedWidthBytes(Field field, BufferLayout layout, long length)
+  static long fixedWidthBytes(Field field, BufferLayout layout, long length)
       throws IpcFormatException {
     ArrowType type = field.getType();
     long bits =

@@ -10,12 +10,15 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.arrow.flatbuf.BodyCompression;
 import org.apache.arrow.flatbuf.Buffer;
 import org.apache.arrow.flatbuf.DictionaryBatch;
 import org.apache.arrow.flatbuf.Endianness;
 import org.apache.arrow.flatbuf.FieldNode;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
+import org.apache.arrow.flatbuf.Type;
+import org.apache.arrow.flatbuf.Union;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.OutOfMemoryException;
@@ -53,7 +56,9 @@ import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
  *   <li>a dictionary may not be replaced once a record batch used it (the batches before would
  *       silently point at the new values); delta batches are appended (Arrow before 15 replaced
  *       them);
- *   <li>Arrow IPC body compression is refused by name (Quiver's streams are compressed whole).
+ *   <li>Arrow IPC body compression (codec LZ4_FRAME or ZSTD, method BUFFER) is decoded by {@link
+ *       BodyDecompressor}, each buffer's declared length bounded by its layout and its compressed
+ *       bytes before anything is allocated for it; other codecs and methods are refused by name.
  * </ul>
  *
  * <p>Nothing stays allocated when reading fails.
@@ -207,18 +212,21 @@ final class IpcStreamReader implements AutoCloseable {
    * Refuses a schema nested deeper than {@link #MAX_NESTING_DEPTH} or with more fields than its
    * metadata can hold, before Arrow converts it: Arrow's conversion recurses through the children
    * with no limit, and a flatbuffer whose fields nest through shared or self-referring child tables
-   * would recurse until the stack overflows.
+   * would recurse until the stack overflows. Refuses too a union claiming more type ids than its
+   * metadata can hold: Arrow makes an {@code int[]} of the claimed count before reading any (a 1.5
+   * KB stream once asked for 4.5 GB of heap).
    */
   private static void checkNesting(org.apache.arrow.flatbuf.Schema flat, int metadataBytes)
       throws IpcFormatException {
     // Every field table takes well over 4 bytes of the metadata; more visits means shared tables.
     long[] budget = {metadataBytes / 4 + 1};
     for (int i = 0; i < flat.fieldsLength(); i++) {
-      checkNesting(flat.fields(i), 1, budget);
+      checkNesting(flat.fields(i), 1, budget, metadataBytes);
     }
   }
 
-  private static void checkNesting(org.apache.arrow.flatbuf.Field field, int depth, long[] budget)
+  private static void checkNesting(
+      org.apache.arrow.flatbuf.Field field, int depth, long[] budget, int metadataBytes)
       throws IpcFormatException {
     if (depth > MAX_NESTING_DEPTH) {
       throw new IpcFormatException(
@@ -228,8 +236,18 @@ final class IpcStreamReader implements AutoCloseable {
       throw new IpcFormatException(
           "the schema has more fields than its metadata can hold (child tables shared or cyclic)");
     }
+    if (field.typeType() == Type.Union) {
+      Union union = (Union) field.type(new Union());
+      // 4 bytes a type id: a count beyond the metadata's size is garbage.
+      if (union != null && union.typeIdsLength() > metadataBytes / 4) {
+        throw new IpcFormatException(
+            String.format(
+                "a union field claims %d type ids in %d bytes of metadata",
+                union.typeIdsLength(), metadataBytes));
+      }
+    }
     for (int i = 0; i < field.childrenLength(); i++) {
-      checkNesting(field.children(i), depth + 1, budget);
+      checkNesting(field.children(i), depth + 1, budget, metadataBytes);
     }
   }
 
@@ -264,9 +282,16 @@ final class IpcStreamReader implements AutoCloseable {
 
   private void readRecordBatch(IpcMessage m) throws IOException {
     try {
-      ArrowRecordBatch batch = toBatch(header(m, new RecordBatch()), m.body);
+      RecordBatch flat = header(m, new RecordBatch());
+      List<Field> fields = root.getSchema().getFields();
+      ArrowRecordBatch batch = toBatch(flat, m.body);
+      long bodyLength = m.body.capacity();
+      if (isCompressed(flat)) {
+        batch = decompress(flat, batch, fields);
+        bodyLength = BodyDecompressor.plainLength(batch);
+      }
       try {
-        BatchChecks.checkLayout(root.getSchema().getFields(), batch, m.body.capacity());
+        BatchChecks.checkLayout(fields, batch, bodyLength);
         load(loader, batch);
       } finally {
         batch.close();
@@ -306,11 +331,17 @@ final class IpcStreamReader implements AutoCloseable {
         throw new IpcFormatException(
             "dictionary " + id + " is replaced after record batches used it; not supported");
       }
-      try (ArrowRecordBatch batch = toBatch(data, m.body)) {
+      ArrowRecordBatch read = toBatch(data, m.body);
+      long bodyLength = m.body.capacity();
+      if (isCompressed(data)) {
+        read = decompress(data, read, Collections.singletonList(dictionary.getVector().getField()));
+        bodyLength = BodyDecompressor.plainLength(read);
+      }
+      try (ArrowRecordBatch batch = read) {
         if (delta) {
-          appendDelta(dictionary.getVector(), batch, m.body.capacity());
+          appendDelta(dictionary.getVector(), batch, bodyLength);
         } else {
-          loadChecked(dictionary.getVector(), batch, m.body.capacity());
+          loadChecked(dictionary.getVector(), batch, bodyLength);
         }
       }
       dictionaryUsed.putIfAbsent(id, Boolean.FALSE);
@@ -397,6 +428,22 @@ final class IpcStreamReader implements AutoCloseable {
     return header;
   }
 
+  /** Whether the batch's buffers are compressed one by one (checked by {@link #toBatch}). */
+  private static boolean isCompressed(RecordBatch flat) {
+    return flat.compression() != null;
+  }
+
+  /**
+   * The batch {@code compressed} holds, its buffers decompressed; {@code compressed} is closed.
+   * Taken only for batches with a {@code BodyCompression}: the plain read stays as it was.
+   */
+  private ArrowRecordBatch decompress(
+      RecordBatch flat, ArrowRecordBatch compressed, List<Field> fields) throws IpcFormatException {
+    try (compressed) {
+      return BodyDecompressor.decompress(flat.compression().codec(), fields, compressed, allocator);
+    }
+  }
+
   /**
    * The batch {@code flat} describes, its buffers sliced from the message body. Every length and
    * offset is checked against the body before a buffer is made.
@@ -408,11 +455,9 @@ final class IpcStreamReader implements AutoCloseable {
     List<ArrowBuf> buffers = new ArrayList<>();
     long rows;
     try {
-      if (flat.compression() != null) {
-        throw new IpcFormatException(
-            "the batch uses Arrow IPC body compression (codec "
-                + flat.compression().codec()
-                + "), which Quiver does not read; Quiver's streams are compressed whole");
+      BodyCompression compression = flat.compression();
+      if (compression != null) {
+        BodyDecompressor.checkSupported(compression.codec(), compression.method());
       }
       rows = flat.length();
       int nodeCount = flat.nodesLength();

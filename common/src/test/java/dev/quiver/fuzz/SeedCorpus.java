@@ -15,6 +15,7 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.channels.Channels;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -25,12 +26,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.message.IpcOption;
 
 /**
  * Writes the fuzz targets' seed corpus: valid inputs of every supported type, in each target's
@@ -95,6 +99,20 @@ public final class SeedCorpus {
         write(
             ipc.resolve("compressedBytes/" + name),
             prefixed(FuzzCodecs.selector(codec), compressed));
+      }
+    }
+
+    // Arrow IPC body compression: buffers compressed one by one inside the stream, under Spark's
+    // none (the IPC decoder's own input) and lz4 (through the codec too).
+    for (Map.Entry<String, byte[]> s : bodyCompressedStreams().entrySet()) {
+      for (StreamCodec codec : Arrays.asList(SparkStreamCodec.NONE, SparkStreamCodec.LZ4)) {
+        String name = s.getKey() + "-" + codecName(codec);
+        write(
+            ipc.resolve("uncompressedStream/" + name),
+            prefixed(FuzzCodecs.selector(codec), s.getValue()));
+        write(
+            ipc.resolve("compressedBytes/" + name),
+            prefixed(FuzzCodecs.selector(codec), Codecs.compress(codec, s.getValue())));
       }
     }
 
@@ -174,6 +192,59 @@ public final class SeedCorpus {
     streams.put("dictionary", dictionaryStream());
     streams.put("comet-broadcast", cometBroadcast());
     return streams;
+  }
+
+  /**
+   * Streams whose buffers Arrow Java compresses one by one (body compression), LZ4 frame and zstd:
+   * two batches of every type (the small one's buffers stored uncompressed, the larger one's
+   * compressed), and a dictionary-encoded column.
+   */
+  Map<String, byte[]> bodyCompressedStreams() throws IOException {
+    Map<String, byte[]> streams = new LinkedHashMap<>();
+    for (CompressionUtil.CodecType type :
+        Arrays.asList(CompressionUtil.CodecType.LZ4_FRAME, CompressionUtil.CodecType.ZSTD)) {
+      String c = type == CompressionUtil.CodecType.ZSTD ? "zstd" : "lz4";
+      try (VectorSchemaRoot a = TestData.allTypes(allocator, 3, 1);
+          VectorSchemaRoot b = TestData.allTypes(allocator, 40, 2)) {
+        streams.put("body-" + c + "-all-types", bodyCompressed(type, null, a, b));
+      }
+      Dictionary colors = TestData.colorDictionary(allocator, DICTIONARY_ID);
+      try (VectorSchemaRoot root =
+          TestData.dictionaryIndices(allocator, DICTIONARY_ID, 0, 4 * ROWS)) {
+        streams.put(
+            "body-" + c + "-dictionary",
+            bodyCompressed(type, new DictionaryProvider.MapDictionaryProvider(colors), root));
+      } finally {
+        colors.getVector().close();
+      }
+    }
+    return streams;
+  }
+
+  private byte[] bodyCompressed(
+      CompressionUtil.CodecType type, DictionaryProvider dictionaries, VectorSchemaRoot... batches)
+      throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(batches[0].getSchema(), allocator);
+        org.apache.arrow.vector.ipc.ArrowStreamWriter writer =
+            new org.apache.arrow.vector.ipc.ArrowStreamWriter(
+                root,
+                dictionaries,
+                Channels.newChannel(out),
+                IpcOption.DEFAULT,
+                CommonsCompressionFactory.INSTANCE,
+                type)) {
+      writer.start();
+      for (VectorSchemaRoot batch : batches) {
+        try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch record =
+            new org.apache.arrow.vector.VectorUnloader(batch).getRecordBatch()) {
+          new VectorLoader(root).load(record);
+        }
+        writer.writeBatch();
+      }
+      writer.end();
+    }
+    return out.toByteArray();
   }
 
   private byte[] twoBatches(VectorSchemaRoot a, VectorSchemaRoot b) throws IOException {

@@ -82,7 +82,15 @@ final class HostileBatch {
 
   /** The body is flagged compressed, lz4 frames buffer by buffer (its buffers are not). */
   HostileBatch flaggedCompressed() {
-    compression = new ArrowBodyCompression(CompressionType.LZ4_FRAME, BodyCompressionMethod.BUFFER);
+    return flaggedCompressed(CompressionType.LZ4_FRAME, BodyCompressionMethod.BUFFER);
+  }
+
+  /**
+   * The body is flagged compressed with {@code codec} and {@code method} ({@code CompressionType},
+   * {@code BodyCompressionMethod}); the buffers are written as the test gives them.
+   */
+  HostileBatch flaggedCompressed(byte codec, byte method) {
+    compression = new ArrowBodyCompression(codec, method);
     return this;
   }
 

@@ -44,7 +44,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * What the strict reader refuses that Arrow's own reader accepts, crashes on, or reads wrongly:
  * byte order, hostile lengths (before any allocation), unchecked dictionary batches, unsupported
- * types, trailing bytes, body compression, indices outside their dictionary.
+ * types, trailing bytes, unknown body compression, indices outside their dictionary.
  */
 class IpcStrictReadTest extends AllocatorTestBase {
 
@@ -304,6 +304,42 @@ class IpcStrictReadTest extends AllocatorTestBase {
   }
 
   @Test
+  void aUnionClaimingMoreTypeIdsThanItsMetadataHoldsIsRefusedBeforeArrowAllocatesThem()
+      throws IOException {
+    // A fuzzer's finding: Arrow makes an int[] of the claimed count before reading one.
+    FlatBufferBuilder builder = new FlatBufferBuilder();
+    int name = builder.createString("u");
+    int typeIds =
+        org.apache.arrow.flatbuf.Union.createTypeIdsVector(builder, new int[] {0x5A5A5A5A});
+    org.apache.arrow.flatbuf.Union.startUnion(builder);
+    org.apache.arrow.flatbuf.Union.addTypeIds(builder, typeIds);
+    int type = org.apache.arrow.flatbuf.Union.endUnion(builder);
+    int children = org.apache.arrow.flatbuf.Field.createChildrenVector(builder, new int[0]);
+    org.apache.arrow.flatbuf.Field.startField(builder);
+    org.apache.arrow.flatbuf.Field.addName(builder, name);
+    org.apache.arrow.flatbuf.Field.addNullable(builder, true);
+    org.apache.arrow.flatbuf.Field.addTypeType(builder, Type.Union);
+    org.apache.arrow.flatbuf.Field.addType(builder, type);
+    org.apache.arrow.flatbuf.Field.addChildren(builder, children);
+    int field = org.apache.arrow.flatbuf.Field.endField(builder);
+    ByteBuffer message = schemaMessage(builder, field, Endianness.Little);
+    byte[] metadata = new byte[message.remaining()];
+    message.duplicate().get(metadata);
+    // The vector's length is the int before its one element: claim 2^28 of them (1 GiB).
+    ByteBuffer patched = ByteBuffer.wrap(metadata).order(ByteOrder.LITTLE_ENDIAN);
+    int element = -1;
+    for (int i = 4; i + 4 <= metadata.length; i += 4) {
+      if (patched.getInt(i) == 0x5A5A5A5A) {
+        element = i;
+      }
+    }
+    assertTrue(element > 0, "the type id is in the metadata");
+    patched.putInt(element - 4, 1 << 28);
+    byte[] stream = new RawStreamWriter().metadata(patched).end().toByteArray();
+    assertRefused(stream, "union type ids", "a union field claims 268435456 type ids");
+  }
+
+  @Test
   void viewTypesAreRefusedByName() throws IOException {
     // Built by hand: Arrow 11 and 12 (Spark 3.x) have no view types to build it with.
     FlatBufferBuilder builder = new FlatBufferBuilder();
@@ -333,11 +369,15 @@ class IpcStrictReadTest extends AllocatorTestBase {
   }
 
   @Test
-  void bodyCompressionIsRefusedByName() throws IOException {
-    byte[] stream =
+  void bodyCompressionOfAnUnknownCodecOrMethodIsRefusedByName() throws IOException {
+    byte[] codec =
         new HostileBatch(allocator, INTS, 1)
-            .node(1, 0).emptyBuffer().intBuffer(5).flaggedCompressed().stream();
-    assertRefused(stream, "compressed body", "body compression");
+            .node(1, 0).emptyBuffer().intBuffer(5).flaggedCompressed((byte) 7, (byte) 0).stream();
+    assertRefused(codec, "unknown codec", "body compression codec 7");
+    byte[] method =
+        new HostileBatch(allocator, INTS, 1)
+            .node(1, 0).emptyBuffer().intBuffer(5).flaggedCompressed((byte) 0, (byte) 3).stream();
+    assertRefused(method, "unknown method", "body compression method 3");
   }
 
   @Test
