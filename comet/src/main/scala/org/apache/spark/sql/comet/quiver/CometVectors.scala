@@ -17,9 +17,9 @@ import org.apache.comet.shaded.arrow.vector.types.pojo.{ArrowType, DictionaryEnc
 
 /**
  * One task's batches of a decoded broadcast as Comet's own (relocated) Arrow vectors, over the very
- * memory Quiver's cache decoded: each buffer is lent to Comet's allocator as a foreign allocation
- * whose release gives it back to [[LentBuffers]]. No byte is copied; only vector objects are made
- * per batch.
+ * memory Quiver's cache decoded: each batch's memory is lent to Comet's allocator as one foreign
+ * allocation, its buffers slices of it, whose release gives it back to [[LentBuffers]]. No byte is
+ * copied; only vector objects are made per batch.
  *
  * Comet's operators take only vectors of its relocated Arrow (`org.apache.comet.shaded.arrow`), and
  * its jar carries `org.apache.arrow.c` compiled against those, so Quiver's C Data export (of
@@ -102,11 +102,16 @@ final private[quiver] class CometVectors(allocator: BufferAllocator, lent: LentB
       nodes: Seq[QuiverNode],
       buffers: Seq[QuiverBuf]
   ): VectorSchemaRoot = {
-    val lentBuffers = new java.util.ArrayList[ArrowBuf](buffers.size)
+    val lentSpan = lend(buffers.filter(_.capacity() > 0))
     try {
-      buffers.foreach(buffer => lentBuffers.add(lend(buffer)))
+      val lentBuffers = buffers.map { buffer =>
+        lentSpan.fold(allocator.getEmpty) { case (span, start) =>
+          if (buffer.capacity() == 0) allocator.getEmpty
+          else span.slice(buffer.memoryAddress() - start, buffer.capacity())
+        }
+      }
       val fieldNodes = nodes.map(node => new ArrowFieldNode(node.getLength, node.getNullCount))
-      val batch = new ArrowRecordBatch(rows, fieldNodes.asJava, lentBuffers)
+      val batch = new ArrowRecordBatch(rows, fieldNodes.asJava, lentBuffers.asJava)
       val root = VectorSchemaRoot.create(schema, allocator)
       try new VectorLoader(root).load(batch)
       catch {
@@ -115,26 +120,31 @@ final private[quiver] class CometVectors(allocator: BufferAllocator, lent: LentB
           throw e
       } finally batch.close()
       root
-    } finally lentBuffers.forEach(_.close()) // the vectors hold their own references now
+    } finally lentSpan.foreach(_._1.close()) // the vectors hold their own references now
   }
 
-  /** `buffer`'s memory as Comet's buffer: Quiver's bytes, given back when Comet lets go. */
-  private def lend(buffer: QuiverBuf): ArrowBuf = {
-    val size = buffer.capacity()
-    if (size == 0) allocator.getEmpty
+  /**
+   * The memory from the first of `buffers` to the end of the last as one of Comet's buffers, and
+   * its address: one foreign allocation per batch (a batch's buffers are slices of its decoded
+   * body), given back when Comet has let go of every slice of it. Nothing is read here; Comet
+   * reads only the slices.
+   */
+  private def lend(buffers: Seq[QuiverBuf]): Option[(ArrowBuf, Long)] =
+    if (buffers.isEmpty) None
     else {
+      val start = buffers.map(_.memoryAddress()).min
+      val end = buffers.map(b => b.memoryAddress() + b.capacity()).max
       lent.lend()
       try
-        allocator.wrapForeignAllocation(new ForeignAllocation(size, buffer.memoryAddress()) {
+        Some(allocator.wrapForeignAllocation(new ForeignAllocation(end - start, start) {
           override protected def release0(): Unit = lent.giveBack()
-        })
+        }) -> start)
       catch {
         case e: Throwable =>
           lent.giveBack()
           throw e
       }
     }
-  }
 }
 
 /** Comet's dictionaries of one stream, closed with the task that made them. */
