@@ -20,9 +20,20 @@ object ApiSurface {
   /** The facade: everything in it is API. */
   val FacadePackage = "dev.quiver.spark"
 
-  /** Top-level classes under `dev.quiver` and `org.apache.spark.sql.quiver`, by name. */
+  /** The Comet adapter's API class: on the class path of the builds that have Comet's jar. */
+  val CometAdapter = "dev.quiver.comet.QuiverCometExtensions"
+
+  /** Whether `name` is the Comet adapter's, in a build without it. */
+  def ofAbsentCometAdapter(name: String): Boolean =
+    name.startsWith("dev.quiver.comet.") && loadable(CometAdapter).isEmpty
+
+  /**
+   * Top-level classes under `dev.quiver` and `org.apache.spark.sql.quiver`, by name: the artifact's,
+   * and the Comet adapter's where it is on the class path.
+   */
   lazy val classes: Seq[Class[_]] = {
-    val roots = Seq(classOf[Public], classOf[QuiverPlugin], SparkShims.get.getClass)
+    val roots = (Seq(classOf[Public], classOf[QuiverPlugin], SparkShims.get.getClass) ++
+      loadable(CometAdapter))
       .map(c => new File(c.getProtectionDomain.getCodeSource.getLocation.toURI))
       .distinct
     val names = mutable.SortedSet[String]()

@@ -55,7 +55,7 @@ class ApiSurfaceSuite extends AnyFunSuite {
       .toSeq
     assert(listed.distinct == listed, "listed twice")
     val missing = ApiSurface.publicNames.diff(listed)
-    val extra = listed.diff(ApiSurface.publicNames)
+    val extra = listed.diff(ApiSurface.publicNames).filterNot(ApiSurface.ofAbsentCometAdapter)
     assert(missing.isEmpty && extra.isEmpty, s"docs/api.md: missing $missing, not API $extra")
   }
 
