@@ -52,7 +52,7 @@ final private[quiver] class CometVectors(allocator: BufferAllocator, lent: LentB
     dictionaries.clear()
   }
 
-  private def relocated(schema: QuiverSchema): Schema = Schema.fromJSON(schema.toJson)
+  private def relocated(schema: QuiverSchema): Schema = CometVectors.relocated(schema)
 
   private def relocated(quiver: QuiverDictionaries): ForeignDictionaries = {
     val comet = new ForeignDictionaries()
@@ -145,6 +145,20 @@ final private[quiver] class CometVectors(allocator: BufferAllocator, lent: LentB
           throw e
       }
     }
+}
+
+private[quiver] object CometVectors {
+
+  /**
+   * Comet's form of each decoded stream's schema, made once per executor: every task of a
+   * broadcast sees the same schema object, and the conversion (through Arrow's JSON form) costs
+   * more than a task's view of a small broadcast. Weak keys: it goes with the decoded stream.
+   */
+  private val relocatedSchemas =
+    java.util.Collections.synchronizedMap(new java.util.WeakHashMap[QuiverSchema, Schema]())
+
+  def relocated(schema: QuiverSchema): Schema =
+    relocatedSchemas.computeIfAbsent(schema, quiver => Schema.fromJSON(quiver.toJson))
 }
 
 /** Comet's dictionaries of one stream, closed with the task that made them. */
