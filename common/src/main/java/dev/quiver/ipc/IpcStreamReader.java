@@ -361,17 +361,39 @@ final class IpcStreamReader implements AutoCloseable {
   /**
    * Appends a delta batch's values to its dictionary. Done here because Arrow's reader before 15.0
    * loads a delta as a replacement.
+   *
+   * <p>The dictionary and the delta are appended into a fresh vector, which replaces the
+   * dictionary's buffers only once both are in. Arrow's append grows its target from the target's
+   * buffer capacities, and a loaded dictionary's buffers are as long as the stream made them (the
+   * format allows a buffer longer than its values need): a 46-byte validity bitmap of 3 values made
+   * Arrow copy it into the 8-byte bitmap it had just allocated, throw, and lose that allocation.
+   * The fresh vector's buffers are Arrow's own; the dictionary and the delta are only read, within
+   * their checked values. On failure the fresh vector is closed and the dictionary is as it was.
    */
   private void appendDelta(FieldVector target, ArrowRecordBatch delta, long bodyLength)
       throws IpcFormatException {
     try (FieldVector values = target.getField().createVector(allocator)) {
       loadChecked(values, delta, bodyLength);
-      try {
-        VectorBatchAppender.batchAppend(target, values);
-      } catch (OutOfMemoryException e) {
-        throw e;
-      } catch (RuntimeException e) {
-        throw new IpcFormatException("the delta does not append to its dictionary", e);
+      if (values.getValueCount() == 0) {
+        return;
+      }
+      try (FieldVector combined = target.getField().createVector(allocator)) {
+        try {
+          combined.setInitialCapacity(
+              Math.addExact(target.getValueCount(), values.getValueCount()));
+          combined.allocateNew();
+          VectorBatchAppender.batchAppend(combined, target, values);
+        } catch (OutOfMemoryException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          throw new IpcFormatException(
+              String.format(
+                  "the delta's %d values do not append to the dictionary's %d: %s",
+                  values.getValueCount(), target.getValueCount(), ArrowIpc.describe(e)),
+              e);
+        }
+        // The dictionary's own buffers are released; it takes the fresh vector's.
+        combined.makeTransferPair(target).transfer();
       }
     }
   }
