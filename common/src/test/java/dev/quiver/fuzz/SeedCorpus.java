@@ -7,6 +7,7 @@ import dev.quiver.ipc.DecodedStream;
 import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.shuffle.Blocks;
 import dev.quiver.shuffle.ShuffleBlockDecoder;
+import dev.quiver.testing.BodyCompressedStreams;
 import dev.quiver.testing.Bytes;
 import dev.quiver.testing.Codecs;
 import dev.quiver.testing.CometFiles;
@@ -15,7 +16,6 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.channels.Channels;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -26,7 +26,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorLoader;
@@ -34,7 +33,6 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
-import org.apache.arrow.vector.ipc.message.IpcOption;
 
 /**
  * Writes the fuzz targets' seed corpus: valid inputs of every supported type, in each target's
@@ -224,27 +222,7 @@ public final class SeedCorpus {
   private byte[] bodyCompressed(
       CompressionUtil.CodecType type, DictionaryProvider dictionaries, VectorSchemaRoot... batches)
       throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(batches[0].getSchema(), allocator);
-        org.apache.arrow.vector.ipc.ArrowStreamWriter writer =
-            new org.apache.arrow.vector.ipc.ArrowStreamWriter(
-                root,
-                dictionaries,
-                Channels.newChannel(out),
-                IpcOption.DEFAULT,
-                CommonsCompressionFactory.INSTANCE,
-                type)) {
-      writer.start();
-      for (VectorSchemaRoot batch : batches) {
-        try (org.apache.arrow.vector.ipc.message.ArrowRecordBatch record =
-            new org.apache.arrow.vector.VectorUnloader(batch).getRecordBatch()) {
-          new VectorLoader(root).load(record);
-        }
-        writer.writeBatch();
-      }
-      writer.end();
-    }
-    return out.toByteArray();
+    return BodyCompressedStreams.write(allocator, type, dictionaries, batches);
   }
 
   private byte[] twoBatches(VectorSchemaRoot a, VectorSchemaRoot b) throws IOException {
