@@ -28,7 +28,4 @@ final private[quiver] class LentBuffers(hold: BroadcastHold) {
 
   /** The task has ended: its own count goes, and with the last buffer the hold. */
   def taskEnded(): Unit = giveBack()
-
-  /** Buffers still lent, with the task's count while it runs (for tests and logs). */
-  def outstandingCount: Long = outstanding.get()
 }

@@ -72,9 +72,11 @@ class CometOnQuiverSuite extends AnyFunSuite with BeforeAndAfterAll {
   override def afterAll(): Unit =
     try
       if (session != null) {
-        session.stop()
-        assert(QuiverMetrics.broadcastCacheEntries.isEmpty)
-        assert(QuiverRuntime.allocator.getAllocatedMemory == 0)
+        try {
+          session.stop()
+          assert(QuiverMetrics.broadcastCacheEntries.isEmpty)
+          assert(QuiverRuntime.allocator.getAllocatedMemory == 0)
+        } finally org.apache.spark.util.Utils.deleteRecursively(dataDir.toFile)
       }
     finally super.afterAll()
 
