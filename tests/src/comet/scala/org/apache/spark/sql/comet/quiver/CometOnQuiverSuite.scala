@@ -80,14 +80,20 @@ class CometOnQuiverSuite extends AnyFunSuite with BeforeAndAfterAll {
       }
     finally super.afterAll()
 
-  /** The join types Comet 1.2.0 runs as a native broadcast hash join (the build side is `d`). */
-  private val joinTypes = Seq("INNER", "LEFT OUTER", "LEFT SEMI", "LEFT ANTI")
+  /**
+   * The join types Comet 1.2.0 runs as a native broadcast hash join, the build side `d`: on the
+   * right, and on the left for the one join Spark builds there (a right outer join).
+   */
+  private val joinTypes = Seq("INNER", "LEFT OUTER", "LEFT SEMI", "LEFT ANTI", "RIGHT OUTER")
 
   private def query(joinType: String): String = {
     val columns =
       if (joinType.contains("SEMI") || joinType.contains("ANTI")) "f.key, f.f_long, f.f_str"
       else "f.key, f.f_long, f.f_str, d.d_long, d.d_str, d.d_nullable"
-    s"SELECT /*+ BROADCAST(d) */ $columns FROM fact f $joinType JOIN dim d ON f.key = d.k"
+    val tables =
+      if (joinType == "RIGHT OUTER") s"dim d $joinType JOIN fact f"
+      else s"fact f $joinType JOIN dim d"
+    s"SELECT /*+ BROADCAST(d) */ $columns FROM $tables ON f.key = d.k"
   }
 
   private def withConf[T](settings: (String, String)*)(body: => T): T = {
