@@ -6,11 +6,15 @@ import java.nio.file.Files
 import scala.jdk.CollectionConverters._
 
 import dev.quiver.bench.CometJoin
+import dev.quiver.codec.SparkStreamCodec
+import dev.quiver.ipc.ArrowIpc
+import org.apache.arrow.memory.RootAllocator
 import dev.quiver.spark.{QuiverMetrics, QuiverSettings}
 import org.apache.spark.SparkException
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.comet.CometBroadcastValue
-import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.quiver.{QuiverRuntime, QuiverSparkSession, SparkRows}
 import org.apache.spark.util.io.ChunkedByteBuffer
 import org.scalatest.BeforeAndAfterAll
@@ -40,11 +44,17 @@ class CometOnQuiverSuite extends AnyFunSuite with BeforeAndAfterAll {
       .config("spark.driver.host", "127.0.0.1")
       .config("spark.sql.session.timeZone", "UTC")
       .config("spark.sql.autoBroadcastJoinThreshold", "-1")
+      // Comet's shuffle stays off (CometJoin's setting) but for the dictionary test, which needs
+      // Comet's shuffle manager: it hands every other shuffle to Spark's own.
+      .config("spark.shuffle.manager", CometShuffleManager)
       .getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     writeTables(session)
     session
   }
+
+  private val CometShuffleManager =
+    "org.apache.spark.sql.comet.execution.shuffle.CometShuffleManager"
 
   private lazy val dataDir = Files.createTempDirectory("comet-on-quiver")
 
@@ -115,10 +125,19 @@ class CometOnQuiverSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   /** The plan that ran: with AQE, its final plan alone. */
-  private def planOf(frame: DataFrame): String = frame.queryExecution.executedPlan match {
-    case adaptive: AdaptiveSparkPlanExec => adaptive.executedPlan.toString
-    case plan => plan.toString
+  private def finalPlan(frame: DataFrame): SparkPlan = frame.queryExecution.executedPlan match {
+    case adaptive: AdaptiveSparkPlanExec => adaptive.executedPlan
+    case plan => plan
   }
+
+  private def planOf(frame: DataFrame): String = finalPlan(frame).toString
+
+  /** The plan's Quiver exchange, also inside an AQE query stage. */
+  private def quiverExchange(plan: SparkPlan): Option[QuiverCometBroadcastExchangeExec] =
+    plan.collectFirst {
+      case exchange: QuiverCometBroadcastExchangeExec => Some(exchange)
+      case stage: QueryStageExec => quiverExchange(stage.plan)
+    }.flatten
 
   for {
     aqe <- Seq(false, true)
@@ -165,6 +184,47 @@ class CometOnQuiverSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(actual == (single ++ single).sortBy(_.toString))
     assert(decodes - before == 1)
   }
+
+  /**
+   * Comet's broadcasts carry dictionary batches when the build side comes straight from Comet's JVM
+   * shuffle, which dictionary-encodes a string column whose values repeat more than
+   * `spark.comet.shuffle.jvm.preferDictionary.ratio` times (10 by default; `d_str` has 7 distinct
+   * values in 500 rows, 250 a partition here). Comet's native scans and operators hand on plain
+   * strings.
+   */
+  for (aqe <- Seq(false, true))
+    test(s"a Comet broadcast carrying dictionaries decodes once, AQE ${if (aqe) "on" else "off"}") {
+      val dictionaryQuery =
+        "SELECT /*+ BROADCAST(d) */ f.key, f.f_long, d.d_str FROM fact f LEFT OUTER JOIN " +
+          "(SELECT k, d_str FROM dim DISTRIBUTE BY k) d ON f.key = d.k"
+      withConf(
+        "spark.sql.adaptive.enabled" -> aqe.toString,
+        "spark.comet.shuffle.enabled" -> "true",
+        "spark.comet.shuffle.mode" -> "jvm",
+        "spark.sql.shuffle.partitions" -> "2"
+      ) {
+        val expected = withConf("spark.comet.enabled" -> "false")(rows(spark.sql(dictionaryQuery)))
+        val before = decodes
+        val frame = spark.sql(dictionaryQuery)
+        val actual = rows(frame)
+        val plan = planOf(frame)
+        assert(plan.contains("CometBroadcastHashJoin") && plan.contains("CometColumnarExchange"))
+        assert(actual == expected)
+        assert(decodes - before == 1)
+        assert(QuiverCometBatchRDD.LendingAllocator.getAllocatedMemory == 0)
+        val streams =
+          quiverExchange(finalPlan(frame)).get.executeBroadcast[CometBroadcastValue]().value.chunks
+        val allocator = new RootAllocator()
+        try {
+          val carried = streams.map { chunks =>
+            val decoded = ArrowIpc.decode(bytesOf(chunks), SparkStreamCodec.LZ4, allocator, "test")
+            try decoded.hasDictionaries
+            finally decoded.close()
+          }
+          assert(carried.contains(true), "no stream of the broadcast carried a dictionary")
+        } finally allocator.close() // fails on a leak
+      }
+    }
 
   /** The broadcast value Comet made for a query's build side, and its chunks' bytes. */
   private def cometValue(): CometBroadcastValue =
