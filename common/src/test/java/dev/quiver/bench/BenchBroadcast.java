@@ -54,7 +54,24 @@ final class BenchBroadcast extends InMemoryBroadcast {
   static byte[] encode(
       Shape shape, int rows, int batchRows, StreamCodec codec, BufferAllocator allocator)
       throws IOException {
-    Schema schema = shape == Shape.MIXED ? mixedSchema() : TestData.buildSideSchema();
+    List<ArrowRecordBatch> batches = batches(shape, rows, batchRows, allocator);
+    try {
+      return ArrowIpc.encode(
+          schema(shape), batches, new DictionaryProvider.MapDictionaryProvider(), codec, allocator);
+    } finally {
+      for (ArrowRecordBatch batch : batches) {
+        batch.close();
+      }
+    }
+  }
+
+  static Schema schema(Shape shape) {
+    return shape == Shape.MIXED ? mixedSchema() : TestData.buildSideSchema();
+  }
+
+  /** {@code rows} rows of {@code shape} in batches of {@code batchRows}; the caller closes them. */
+  static List<ArrowRecordBatch> batches(
+      Shape shape, int rows, int batchRows, BufferAllocator allocator) {
     List<ArrowRecordBatch> batches = new ArrayList<>();
     try {
       for (int first = 0; first < rows; first += batchRows) {
@@ -66,12 +83,10 @@ final class BenchBroadcast extends InMemoryBroadcast {
           batches.add(new VectorUnloader(root).getRecordBatch());
         }
       }
-      return ArrowIpc.encode(
-          schema, batches, new DictionaryProvider.MapDictionaryProvider(), codec, allocator);
-    } finally {
-      for (ArrowRecordBatch batch : batches) {
-        batch.close();
-      }
+      return batches;
+    } catch (RuntimeException e) {
+      batches.forEach(ArrowRecordBatch::close);
+      throw e;
     }
   }
 

@@ -84,7 +84,7 @@ public class DecodeBenchmark extends BroadcastBenchmarkBase {
   private static final int SPARK_LZ4_SEED = 0x9747b28c;
 
   /** Spark's {@code LZ4CompressionCodec.compressedInputStream}, exactly. */
-  private static final StreamCodec SPARK_LZ4 =
+  static final StreamCodec SPARK_LZ4 =
       new StreamCodec() {
         // lz4-java 1.11 (Spark 4.2's) deprecates this constructor; Spark 3.4 to 4.1 read this way.
         @SuppressWarnings("deprecation")
