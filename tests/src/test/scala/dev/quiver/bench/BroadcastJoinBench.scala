@@ -300,6 +300,24 @@ object BroadcastJoinBench {
 
   private def sums(row: Row): Seq[Long] = (0 until row.length).map(i => row.getLong(i))
 
+  /**
+   * Spark's local directory for the embedded runs (shuffle files): in memory (`/dev/shm`) where the
+   * machine has it. On a disk's file system, creating a file costs more the more files were deleted
+   * shortly before (ext4 looks past recently freed inodes), so each SparkContext's shuffle files
+   * cost more than the one's before it, and the settings that run last (Comet on Quiver, after
+   * Comet) paid for those that ran first: 1.08× Comet's probe CPU at the full 1M × 128 shape in
+   * that order, 0.92× in the other.
+   */
+  private lazy val localDir: java.nio.file.Path = {
+    val memory = new java.io.File("/dev/shm")
+    val dir =
+      if (memory.isDirectory && memory.canWrite)
+        java.nio.file.Files.createTempDirectory(memory.toPath, "quiver-bench-")
+      else java.nio.file.Files.createTempDirectory("quiver-bench-")
+    sys.addShutdownHook(org.apache.commons.io.FileUtils.deleteQuietly(dir.toFile))
+    dir
+  }
+
   private def session(
       cores: Int,
       retain: Boolean,
@@ -318,7 +336,7 @@ object BroadcastJoinBench {
           .config("spark.executor.extraClassPath", StandaloneCluster.classDirectories.mkString(":"))
           .config("spark.executor.cores", "2")
           .config("spark.driver.bindAddress", "127.0.0.1")
-      case None => builder.master(s"local[$cores]")
+      case None => builder.master(s"local[$cores]").config("spark.local.dir", localDir.toString)
     }
     if (comet) CometJoin.sessionConfig.foreach { case (key, value) => builder.config(key, value) }
     if (onQuiver) builder.config("spark.sql.extensions", CometJoin.ExtensionsOnQuiver)
