@@ -8,7 +8,6 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.vector.BufferLayout;
-import org.apache.arrow.vector.TypeLayout;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -114,7 +113,7 @@ final class BigEndianConversion {
   private static void addParts(Field field, List<int[]> parts, int buffers)
       throws IpcFormatException {
     ArrowType type = field.getType();
-    for (BufferLayout layout : TypeLayout.getTypeLayout(type).getBufferLayouts()) {
+    for (BufferLayout layout : BatchChecks.bufferLayouts(field)) {
       if (parts.size() >= buffers) {
         throw new IpcFormatException(
             "the batch has too few buffers for column "

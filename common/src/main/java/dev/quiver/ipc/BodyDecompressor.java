@@ -10,7 +10,6 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.vector.BufferLayout;
-import org.apache.arrow.vector.TypeLayout;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -133,7 +132,7 @@ final class BodyDecompressor {
           "the batch has no field node for column " + field.getName() + " (fewer than its schema)");
     }
     long length = nodes.get(node++).getLength();
-    List<BufferLayout> layouts = TypeLayout.getTypeLayout(field.getType()).getBufferLayouts();
+    List<BufferLayout> layouts = BatchChecks.bufferLayouts(field);
     long lastOffset = -1;
     for (BufferLayout layout : layouts) {
       int index = plain.size();

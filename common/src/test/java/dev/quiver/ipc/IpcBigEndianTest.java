@@ -208,6 +208,22 @@ class IpcBigEndianTest extends AllocatorTestBase {
   }
 
   @Test
+  void aFixedSizeBinaryOfNegativeWidthIsRefusedOnEveryPath() throws IOException {
+    // A fuzzer's finding (on the little-endian path too): Arrow's layout of such a type throws.
+    Field field = Field.nullable("f", new ArrowType.FixedSizeBinary(-16777211));
+    String says = "column f has type FixedSizeBinary(-16777211), which has no buffer layout";
+    byte[] little =
+        new HostileBatch(allocator, field, 1).node(1, 0).emptyBuffer().filledBuffer(8).stream();
+    assertRefused(little, "little", says);
+    byte[] compressed =
+        new HostileBatch(allocator, field, 1)
+            .node(1, 0).emptyBuffer().filledBuffer(8).flaggedCompressed().stream();
+    assertRefused(compressed, "compressed", says);
+    byte[] big = bigEndianBatch(field, 1).node(1, 0).emptyBuffer().filledBuffer(8).stream();
+    assertRefused(big, "big", says);
+  }
+
+  @Test
   void aTypeThatDoesNotConvertIsRefusedByName() {
     Field union =
         new Field(
