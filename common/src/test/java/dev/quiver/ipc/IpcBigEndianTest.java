@@ -48,6 +48,7 @@ import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -210,7 +211,14 @@ class IpcBigEndianTest extends AllocatorTestBase {
   @Test
   void aFixedSizeBinaryOfNegativeWidthIsRefusedOnEveryPath() throws IOException {
     // A fuzzer's finding (on the little-endian path too): Arrow's layout of such a type throws.
-    Field field = Field.nullable("f", new ArrowType.FixedSizeBinary(-16777211));
+    Field field;
+    try {
+      field = Field.nullable("f", new ArrowType.FixedSizeBinary(-16777211));
+    } catch (IllegalArgumentException e) {
+      // Arrow before 13 lays the type out as it makes the field: such a schema does not parse.
+      Assumptions.assumeTrue(false, "this Arrow cannot make the field: " + e);
+      return;
+    }
     String says = "column f has type FixedSizeBinary(-16777211), which has no buffer layout";
     byte[] little =
         new HostileBatch(allocator, field, 1).node(1, 0).emptyBuffer().filledBuffer(8).stream();
