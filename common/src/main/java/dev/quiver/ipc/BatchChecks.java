@@ -95,7 +95,6 @@ final class BatchChecks {
   }
 
   private static void checkField(Field field, Cursor cursor) throws IpcFormatException {
-    ArrowType type = field.getType();
     if (cursor.node >= cursor.nodes.size()) {
       throw new IpcFormatException(
           "the batch has no field node for column " + field.getName() + " (fewer than its schema)");
@@ -107,7 +106,7 @@ final class BatchChecks {
       throw new IpcFormatException(
           String.format("column %s has %d values and %d nulls", field.getName(), length, nulls));
     }
-    List<BufferLayout> layouts = TypeLayout.getTypeLayout(type).getBufferLayouts();
+    List<BufferLayout> layouts = bufferLayouts(field);
     if (cursor.buffer + layouts.size() > cursor.buffers.size()) {
       throw new IpcFormatException(
           "the batch has too few buffers for column "
@@ -186,6 +185,23 @@ final class BatchChecks {
         }
       }
       checkField(child, cursor);
+    }
+  }
+
+  /**
+   * The buffers a batch holds for {@code field} itself (not its children), as Arrow lays them out.
+   * Refuses a type Arrow has no layout for (a fixed-size binary of a negative width, whose bit
+   * width Arrow's layout refuses with a runtime exception).
+   */
+  static List<BufferLayout> bufferLayouts(Field field) throws IpcFormatException {
+    try {
+      return TypeLayout.getTypeLayout(field.getType()).getBufferLayouts();
+    } catch (RuntimeException e) {
+      throw new IpcFormatException(
+          String.format(
+              "column %s has type %s, which has no buffer layout: %s",
+              field.getName(), field.getType(), ArrowIpc.describe(e)),
+          e);
     }
   }
 

@@ -10,7 +10,6 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.util.AutoCloseables;
 import org.apache.arrow.vector.BufferLayout;
-import org.apache.arrow.vector.TypeLayout;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -51,6 +50,10 @@ final class BodyDecompressor {
   static final long LAYOUT_SLACK = 64;
 
   private final byte codec;
+
+  /** Whether the offsets (read to bound the values after them) are big-endian. */
+  private final boolean bigEndian;
+
   private final BufferAllocator allocator;
   private final List<ArrowFieldNode> nodes;
   private final List<ArrowBuf> compressed;
@@ -58,8 +61,10 @@ final class BodyDecompressor {
   private int node;
   private long plainBytes;
 
-  private BodyDecompressor(byte codec, BufferAllocator allocator, ArrowRecordBatch batch) {
+  private BodyDecompressor(
+      byte codec, boolean bigEndian, BufferAllocator allocator, ArrowRecordBatch batch) {
     this.codec = codec;
+    this.bigEndian = bigEndian;
     this.allocator = allocator;
     this.nodes = batch.getNodes();
     this.compressed = batch.getBuffers();
@@ -87,12 +92,17 @@ final class BodyDecompressor {
    * sliced, where stored uncompressed). The caller closes both batches.
    *
    * @param fields the vectors the batch will be loaded into, in memory format
+   * @param bigEndian whether the buffers' values are big-endian (the schema says so); they stay so
    * @throws IpcFormatException naming the column and buffer, with nothing left allocated
    */
   static ArrowRecordBatch decompress(
-      byte codec, List<Field> fields, ArrowRecordBatch batch, BufferAllocator allocator)
+      byte codec,
+      List<Field> fields,
+      ArrowRecordBatch batch,
+      boolean bigEndian,
+      BufferAllocator allocator)
       throws IpcFormatException {
-    BodyDecompressor decompressor = new BodyDecompressor(codec, allocator, batch);
+    BodyDecompressor decompressor = new BodyDecompressor(codec, bigEndian, allocator, batch);
     try {
       for (Field field : fields) {
         decompressor.field(field);
@@ -122,7 +132,7 @@ final class BodyDecompressor {
           "the batch has no field node for column " + field.getName() + " (fewer than its schema)");
     }
     long length = nodes.get(node++).getLength();
-    List<BufferLayout> layouts = TypeLayout.getTypeLayout(field.getType()).getBufferLayouts();
+    List<BufferLayout> layouts = BatchChecks.bufferLayouts(field);
     long lastOffset = -1;
     for (BufferLayout layout : layouts) {
       int index = plain.size();
@@ -151,7 +161,7 @@ final class BodyDecompressor {
       ArrowBuf buffer = buffer(field, name, index, uses);
       plain.add(buffer);
       if (kind == BufferLayout.BufferType.OFFSET) {
-        lastOffset = lastOffset(buffer, length, layout.getTypeBitWidth() / 8);
+        lastOffset = lastOffset(buffer, length, layout.getTypeBitWidth() / 8, bigEndian);
       }
     }
     for (Field child : field.getChildren()) {
@@ -163,11 +173,18 @@ final class BodyDecompressor {
    * The offset that ends the values, where the offsets are there to say it; 0 where they are not
    * (the data buffer may then hold nothing, and the layout check refuses the offsets).
    */
-  private static long lastOffset(ArrowBuf offsets, long length, int width) {
+  private static long lastOffset(ArrowBuf offsets, long length, int width, boolean bigEndian) {
     if (offsets.capacity() < (length + 1) * width) {
       return 0;
     }
-    long last = width == 4 ? offsets.getInt(length * 4) : offsets.getLong(length * 8);
+    long last;
+    if (width == 4) {
+      int read = offsets.getInt(length * 4);
+      last = bigEndian ? Integer.reverseBytes(read) : read;
+    } else {
+      long read = offsets.getLong(length * 8);
+      last = bigEndian ? Long.reverseBytes(read) : read;
+    }
     return Math.max(last, 0);
   }
 

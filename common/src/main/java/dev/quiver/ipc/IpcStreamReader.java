@@ -48,7 +48,8 @@ import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
  * <ul>
  *   <li>the end-of-stream marker is required (the format makes it optional; without it a stream cut
  *       between messages would read as a shorter stream);
- *   <li>big-endian streams are refused (Arrow Java reads their values byte-swapped, silently);
+ *   <li>big-endian streams are converted to little-endian by {@link BigEndianConversion} before the
+ *       batch checks (Arrow Java reads their values byte-swapped, silently);
  *   <li>only the types Quiver reads are accepted: the view types, unions and run-end encoding are
  *       refused by name;
  *   <li>every record and dictionary batch is checked by {@link BatchChecks} before and after it is
@@ -107,6 +108,9 @@ final class IpcStreamReader implements AutoCloseable {
 
   /** Dictionary id to whether a record batch has been read since it was loaded. */
   private final Map<Long, Boolean> dictionaryUsed = new HashMap<>();
+
+  /** Whether the schema declares big-endian byte order: every batch is then converted. */
+  private boolean bigEndian;
 
   IpcStreamReader(IpcMessageReader messages, BufferAllocator allocator) {
     this.messages = messages;
@@ -169,11 +173,8 @@ final class IpcStreamReader implements AutoCloseable {
           throw new IpcFormatException(m.describe() + ": the schema message has no schema");
         }
         checkNesting(flat, m.metadata.getByteBuffer().capacity());
-        if (flat.endianness() == Endianness.Big) {
-          throw new IpcFormatException(
-              "the schema declares big-endian byte order; Quiver reads little-endian streams only"
-                  + " (Arrow Java would read their values byte-swapped)");
-        }
+        // Arrow Java's schema ignores the flag: it is read here.
+        bigEndian = flat.endianness() == Endianness.Big;
         read = MessageSerializer.deserializeSchema(m.metadata);
       } catch (IpcFormatException e) {
         throw e;
@@ -185,6 +186,9 @@ final class IpcStreamReader implements AutoCloseable {
       Map<Long, ArrowType> dictionaryTypes = new HashMap<>();
       for (Field field : read.getFields()) {
         checkSupported(field, dictionaryTypes);
+      }
+      if (bigEndian) {
+        BigEndianConversion.checkConvertible(read.getFields());
       }
       schema = read;
     }
@@ -290,6 +294,9 @@ final class IpcStreamReader implements AutoCloseable {
         batch = decompress(flat, batch, fields);
         bodyLength = BodyDecompressor.plainLength(batch);
       }
+      if (bigEndian) {
+        batch = toLittleEndian(fields, batch, bodyLength);
+      }
       try {
         BatchChecks.checkLayout(fields, batch, bodyLength);
         load(loader, batch);
@@ -336,6 +343,11 @@ final class IpcStreamReader implements AutoCloseable {
       if (isCompressed(data)) {
         read = decompress(data, read, Collections.singletonList(dictionary.getVector().getField()));
         bodyLength = BodyDecompressor.plainLength(read);
+      }
+      if (bigEndian) {
+        read =
+            toLittleEndian(
+                Collections.singletonList(dictionary.getVector().getField()), read, bodyLength);
       }
       try (ArrowRecordBatch batch = read) {
         if (delta) {
@@ -462,7 +474,20 @@ final class IpcStreamReader implements AutoCloseable {
   private ArrowRecordBatch decompress(
       RecordBatch flat, ArrowRecordBatch compressed, List<Field> fields) throws IpcFormatException {
     try (compressed) {
-      return BodyDecompressor.decompress(flat.compression().codec(), fields, compressed, allocator);
+      return BodyDecompressor.decompress(
+          flat.compression().codec(), fields, compressed, bigEndian, allocator);
+    }
+  }
+
+  /**
+   * The batch {@code bigEndian} holds, its values in little-endian order; {@code bigEndian} is
+   * closed. Taken only for streams whose schema declares big-endian: the little-endian read stays
+   * as it was.
+   */
+  private ArrowRecordBatch toLittleEndian(
+      List<Field> fields, ArrowRecordBatch bigEndian, long bodyLength) throws IpcFormatException {
+    try (bigEndian) {
+      return BigEndianConversion.toLittleEndian(fields, bigEndian, bodyLength, allocator);
     }
   }
 

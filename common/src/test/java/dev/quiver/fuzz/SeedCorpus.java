@@ -7,10 +7,12 @@ import dev.quiver.ipc.DecodedStream;
 import dev.quiver.shuffle.BlockCodec;
 import dev.quiver.shuffle.Blocks;
 import dev.quiver.shuffle.ShuffleBlockDecoder;
+import dev.quiver.testing.BigEndianStreams;
 import dev.quiver.testing.BodyCompressedStreams;
 import dev.quiver.testing.Bytes;
 import dev.quiver.testing.Codecs;
 import dev.quiver.testing.CometFiles;
+import dev.quiver.testing.EveryType;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -100,9 +102,11 @@ public final class SeedCorpus {
       }
     }
 
-    // Arrow IPC body compression: buffers compressed one by one inside the stream, under Spark's
-    // none (the IPC decoder's own input) and lz4 (through the codec too).
-    for (Map.Entry<String, byte[]> s : bodyCompressedStreams().entrySet()) {
+    // Arrow IPC body compression (buffers compressed one by one inside the stream) and big-endian
+    // streams, under Spark's none (the IPC decoder's own input) and lz4 (through the codec too).
+    Map<String, byte[]> withinStream = bodyCompressedStreams();
+    withinStream.putAll(bigEndianStreams(streams.get("dictionary")));
+    for (Map.Entry<String, byte[]> s : withinStream.entrySet()) {
       for (StreamCodec codec : Arrays.asList(SparkStreamCodec.NONE, SparkStreamCodec.LZ4)) {
         String name = s.getKey() + "-" + codecName(codec);
         write(
@@ -216,6 +220,24 @@ public final class SeedCorpus {
         colors.getVector().close();
       }
     }
+    return streams;
+  }
+
+  /**
+   * Big-endian twins ({@link BigEndianStreams}) of little-endian streams: every type in one batch,
+   * uncompressed and with zstd body compression, and the dictionary-encoded column of {@code
+   * dictionary}.
+   */
+  Map<String, byte[]> bigEndianStreams(byte[] dictionary) throws IOException {
+    Map<String, byte[]> streams = new LinkedHashMap<>();
+    byte[] everyType;
+    // One small batch: the schema's many columns make the stream large for a seed.
+    try (VectorSchemaRoot root = EveryType.root(allocator, 8, 1)) {
+      everyType = ArrowIpc.encode(root, null, StreamCodec.NONE);
+    }
+    streams.put("big-endian-every-type", BigEndianStreams.twin(everyType, allocator));
+    streams.put("big-endian-zstd-every-type", BigEndianStreams.twin(everyType, allocator, true));
+    streams.put("big-endian-dictionary", BigEndianStreams.twin(dictionary, allocator));
     return streams;
   }
 
