@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BaseIntVector;
@@ -16,6 +17,7 @@ import org.apache.arrow.vector.complex.LargeListVector;
 import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.UnionMode;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.validate.ValidateVectorBufferVisitor;
@@ -107,6 +109,15 @@ final class BatchChecks {
       throw new IpcFormatException(
           String.format("column %s has %d values and %d nulls", field.getName(), length, nulls));
     }
+    String typeId = type.getTypeID().name();
+    if (typeId.equals("Union")) {
+      checkUnion(field, length, cursor);
+      return;
+    }
+    if (typeId.equals("RunEndEncoded")) {
+      checkRunEndEncoded(field, length, nulls, cursor);
+      return;
+    }
     List<BufferLayout> layouts = TypeLayout.getTypeLayout(type).getBufferLayouts();
     if (cursor.buffer + layouts.size() > cursor.buffers.size()) {
       throw new IpcFormatException(
@@ -159,6 +170,216 @@ final class BatchChecks {
       }
     }
     checkChildren(field, length, lastOffset, cursor);
+  }
+
+  /**
+   * A union (V5 metadata: no validity bitmap): one type id byte a value, each one the union
+   * declares; a sparse union's children at least as long as it; a dense union's 32-bit offsets each
+   * inside the child its type id selects, ascending per child.
+   */
+  private static void checkUnion(Field field, long length, Cursor cursor)
+      throws IpcFormatException {
+    ArrowType.Union union = (ArrowType.Union) field.getType();
+    boolean dense = union.getMode() == UnionMode.Dense;
+    ArrowBuf typeIds = nextBuffer(field, cursor);
+    ArrowBuf offsets = dense ? nextBuffer(field, cursor) : null;
+    need(field, "type ids", typeIds.capacity(), length);
+    if (dense) {
+      need(field, "offsets", offsets.capacity(), Math.multiplyExact(length, 4L));
+    }
+    int[] childOfTypeId = childOfTypeId(field);
+    List<Field> children = field.getChildren();
+    long[] childLengths = new long[children.size()];
+    for (int c = 0; c < children.size(); c++) {
+      Field child = children.get(c);
+      if (cursor.node < cursor.nodes.size()) {
+        childLengths[c] = cursor.nodes.get(cursor.node).getLength();
+        if (!dense && childLengths[c] < length) {
+          throw new IpcFormatException(
+              String.format(
+                  "column %s has %d values where its parent sparse union %s needs %d",
+                  child.getName(), childLengths[c], field.getName(), length));
+        }
+      }
+      checkField(child, cursor);
+    }
+    // Per child, the offset of the last value that selected it: -1 before the first.
+    long[] lastOffsets = new long[children.size()];
+    Arrays.fill(lastOffsets, -1);
+    for (long i = 0; i < length; i++) {
+      byte typeId = typeIds.getByte(i);
+      int child = typeId < 0 ? -1 : childOfTypeId[typeId];
+      if (child < 0) {
+        throw new IpcFormatException(
+            String.format(
+                "column %s: row %d has type id %d, which the union does not declare (%s)",
+                field.getName(), i, typeId, Arrays.toString(declaredTypeIds(field))));
+      }
+      if (dense) {
+        long offset = offsets.getInt(i * 4);
+        if (offset < 0 || offset >= childLengths[child] || offset < lastOffsets[child]) {
+          throw new IpcFormatException(
+              String.format(
+                  "column %s: row %d has offset %d into child %s of %d values%s",
+                  field.getName(),
+                  i,
+                  offset,
+                  children.get(child).getName(),
+                  childLengths[child],
+                  offset < lastOffsets[child]
+                      ? ", below the " + lastOffsets[child] + " before it"
+                      : ""));
+        }
+        lastOffsets[child] = offset;
+      }
+    }
+  }
+
+  /** The type ids a union declares; absent, they are its children's positions. */
+  static int[] declaredTypeIds(Field field) {
+    int[] declared = ((ArrowType.Union) field.getType()).getTypeIds();
+    if (declared == null) {
+      declared = new int[field.getChildren().size()];
+      for (int i = 0; i < declared.length; i++) {
+        declared[i] = i;
+      }
+    }
+    return declared;
+  }
+
+  /**
+   * Checks a union's declaration, before Arrow makes its vector: one type id a child, each 0 to 127
+   * (a type id is a signed byte in the batch), no two alike.
+   */
+  static void checkUnionDeclaration(Field field) throws IpcFormatException {
+    int[] declared = declaredTypeIds(field);
+    if (declared.length != field.getChildren().size()) {
+      throw new IpcFormatException(
+          String.format(
+              "union column %s declares %d type ids for %d children",
+              field.getName(), declared.length, field.getChildren().size()));
+    }
+    boolean[] seen = new boolean[Byte.MAX_VALUE + 1];
+    for (int typeId : declared) {
+      if (typeId < 0 || typeId > Byte.MAX_VALUE || seen[typeId]) {
+        throw new IpcFormatException(
+            String.format(
+                "union column %s declares type ids %s: each must be 0 to 127, none repeated",
+                field.getName(), Arrays.toString(declared)));
+      }
+      seen[typeId] = true;
+    }
+  }
+
+  /** Type id (0 to 127) to the position of the child it selects; -1 where none. */
+  private static int[] childOfTypeId(Field field) {
+    int[] childOf = new int[Byte.MAX_VALUE + 1];
+    Arrays.fill(childOf, -1);
+    int[] declared = declaredTypeIds(field);
+    for (int c = 0; c < declared.length; c++) {
+      childOf[declared[c]] = c;
+    }
+    return childOf;
+  }
+
+  /**
+   * A run-end encoded column: no buffers and no nulls of its own; its run ends (16, 32 or 64-bit
+   * integers, no nulls) as many as its values, each above the one before from 1 up, the last the
+   * column's length.
+   */
+  private static void checkRunEndEncoded(Field field, long length, long nulls, Cursor cursor)
+      throws IpcFormatException {
+    if (nulls != 0) {
+      throw new IpcFormatException(
+          String.format(
+              "run-end encoded column %s claims %d nulls; its nulls are its values'",
+              field.getName(), nulls));
+    }
+    checkRunEndDeclaration(field);
+    Field runEndsField = field.getChildren().get(0);
+    Field valuesField = field.getChildren().get(1);
+    if (cursor.node + 1 >= cursor.nodes.size()) {
+      throw new IpcFormatException(
+          "the batch has no field nodes for the run ends and values of column "
+              + field.getName()
+              + " (fewer than its schema)");
+    }
+    ArrowFieldNode runEndsNode = cursor.nodes.get(cursor.node);
+    long runs = runEndsNode.getLength();
+    if (runEndsNode.getNullCount() != 0) {
+      throw new IpcFormatException(
+          String.format(
+              "column %s: its run ends have %d nulls",
+              field.getName(), runEndsNode.getNullCount()));
+    }
+    // The run ends' data buffer follows their validity bitmap.
+    int runEndsData = cursor.buffer + 1;
+    checkField(runEndsField, cursor);
+    long values = cursor.nodes.get(cursor.node).getLength();
+    if (values != runs) {
+      throw new IpcFormatException(
+          String.format("column %s has %d run ends and %d values", field.getName(), runs, values));
+    }
+    checkField(valuesField, cursor);
+    if (runs == 0 && length > 0) {
+      throw new IpcFormatException(
+          String.format("column %s has %d values and no runs", field.getName(), length));
+    }
+    ArrowBuf runEnds = cursor.buffers.get(runEndsData);
+    int width = ((ArrowType.Int) runEndsField.getType()).getBitWidth() / 8;
+    long previous = 0;
+    for (long i = 0; i < runs; i++) {
+      long end =
+          width == 2
+              ? runEnds.getShort(i * 2)
+              : width == 4 ? runEnds.getInt(i * 4) : runEnds.getLong(i * 8);
+      if (end <= previous) {
+        throw new IpcFormatException(
+            String.format(
+                "column %s: run end %d is %d, not above %d",
+                field.getName(), i, end, i == 0 ? 0 : previous));
+      }
+      previous = end;
+    }
+    if (runs > 0 && previous != length) {
+      // The format allows a last run end past the length (a slice of a longer column); Arrow
+      // Java's vector validation does not, and a batch in IPC is never a slice.
+      throw new IpcFormatException(
+          String.format(
+              "column %s: its last run ends at %d, %s its %d values end",
+              field.getName(), previous, previous < length ? "before" : "past where", length));
+    }
+  }
+
+  /**
+   * Checks a run-end encoded field's declaration: two children, the run ends a signed 16, 32 or
+   * 64-bit integer, not dictionary-encoded.
+   */
+  static void checkRunEndDeclaration(Field field) throws IpcFormatException {
+    List<Field> children = field.getChildren();
+    boolean valid = children.size() == 2 && children.get(0).getDictionary() == null;
+    if (valid) {
+      ArrowType runEnds = children.get(0).getType();
+      int bits = runEnds instanceof ArrowType.Int ? ((ArrowType.Int) runEnds).getBitWidth() : 0;
+      valid = (bits == 16 || bits == 32 || bits == 64) && ((ArrowType.Int) runEnds).getIsSigned();
+    }
+    if (!valid) {
+      throw new IpcFormatException(
+          "run-end encoded column "
+              + field.getName()
+              + " must have two children, its run ends a signed 16, 32 or 64-bit integer: "
+              + children);
+    }
+  }
+
+  private static ArrowBuf nextBuffer(Field field, Cursor cursor) throws IpcFormatException {
+    if (cursor.buffer >= cursor.buffers.size()) {
+      throw new IpcFormatException(
+          "the batch has too few buffers for column "
+              + field.getName()
+              + " (fewer than its schema)");
+    }
+    return cursor.buffers.get(cursor.buffer++);
   }
 
   private static void checkChildren(Field field, long length, long lastOffset, Cursor cursor)

@@ -141,6 +141,10 @@ final class BodyDecompressor {
       } else if (kind == BufferLayout.BufferType.OFFSET) {
         name = "offsets";
         uses = (length + 1) * (layout.getTypeBitWidth() / 8);
+      } else if (kind == BufferLayout.BufferType.TYPE) {
+        // A union's type ids: one byte a value (Arrow Java's layout says 32 bits).
+        name = "type ids";
+        uses = length;
       } else if (kind == BufferLayout.BufferType.DATA) {
         name = "data";
         uses = lastOffset >= 0 ? lastOffset : BatchChecks.fixedWidthBytes(field, layout, length);

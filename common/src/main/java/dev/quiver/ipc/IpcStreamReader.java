@@ -49,8 +49,8 @@ import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
  *   <li>the end-of-stream marker is required (the format makes it optional; without it a stream cut
  *       between messages would read as a shorter stream);
  *   <li>big-endian streams are refused (Arrow Java reads their values byte-swapped, silently);
- *   <li>only the types Quiver reads are accepted: the view types, unions and run-end encoding are
- *       refused by name;
+ *   <li>only the types Quiver reads are accepted: the view types are refused by name; a union's
+ *       type ids and a run-end encoded field's children are checked before Arrow makes vectors;
  *   <li>every record and dictionary batch is checked by {@link BatchChecks} before and after it is
  *       loaded, and dictionary indices must lie inside their dictionary;
  *   <li>a dictionary may not be replaced once a record batch used it (the batches before would
@@ -65,7 +65,10 @@ import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
  */
 final class IpcStreamReader implements AutoCloseable {
 
-  /** Arrow type ids Quiver reads: every type Spark maps to Arrow, and the large variants. */
+  /**
+   * Arrow type ids Quiver reads: every type Spark maps to Arrow, the large variants, unions and
+   * run-end encoding.
+   */
   private static final Set<String> SUPPORTED_TYPES =
       new HashSet<>(
           Arrays.asList(
@@ -88,7 +91,10 @@ final class IpcStreamReader implements AutoCloseable {
               "Time",
               "Timestamp",
               "Interval",
-              "Duration"));
+              "Duration",
+              // Arrow 11 and 12 do not parse run-end encoding (the schema is refused as such).
+              "Union",
+              "RunEndEncoded"));
 
   /** The nesting depth Arrow C++'s IPC reader allows too. */
   static final int MAX_NESTING_DEPTH = 64;
@@ -264,6 +270,11 @@ final class IpcStreamReader implements AutoCloseable {
           String.format(
               "column %s has type %s, which Quiver does not read (see docs/reliability.md)",
               field.getName(), type));
+    }
+    if (id.equals("Union")) {
+      BatchChecks.checkUnionDeclaration(field);
+    } else if (id.equals("RunEndEncoded")) {
+      BatchChecks.checkRunEndDeclaration(field);
     }
     DictionaryEncoding encoding = field.getDictionary();
     if (encoding != null) {
