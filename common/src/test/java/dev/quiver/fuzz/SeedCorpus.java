@@ -11,6 +11,7 @@ import dev.quiver.testing.BodyCompressedStreams;
 import dev.quiver.testing.Bytes;
 import dev.quiver.testing.Codecs;
 import dev.quiver.testing.CometFiles;
+import dev.quiver.testing.EncodedColumns;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -101,8 +102,11 @@ public final class SeedCorpus {
     }
 
     // Arrow IPC body compression: buffers compressed one by one inside the stream, under Spark's
-    // none (the IPC decoder's own input) and lz4 (through the codec too).
-    for (Map.Entry<String, byte[]> s : bodyCompressedStreams().entrySet()) {
+    // none (the IPC decoder's own input) and lz4 (through the codec too); the same for the types
+    // Spark has none of (unions, run-end encoding), plain and body-compressed.
+    Map<String, byte[]> insideStreams = bodyCompressedStreams();
+    insideStreams.putAll(encodedTypeStreams());
+    for (Map.Entry<String, byte[]> s : insideStreams.entrySet()) {
       for (StreamCodec codec : Arrays.asList(SparkStreamCodec.NONE, SparkStreamCodec.LZ4)) {
         String name = s.getKey() + "-" + codecName(codec);
         write(
@@ -215,6 +219,20 @@ public final class SeedCorpus {
       } finally {
         colors.getVector().close();
       }
+    }
+    return streams;
+  }
+
+  /**
+   * Sparse and dense unions and a run-end encoded column (where this Arrow knows it: the committed
+   * seeds come from Arrow 18), as Arrow Java writes them, plain and with zstd body compression.
+   */
+  Map<String, byte[]> encodedTypeStreams() throws IOException {
+    Map<String, byte[]> streams = new LinkedHashMap<>();
+    try (VectorSchemaRoot root = EncodedColumns.unionsAndRuns(allocator)) {
+      streams.put("unions-runs", ArrowIpc.encode(root, null, StreamCodec.NONE));
+      streams.put(
+          "body-zstd-unions-runs", bodyCompressed(CompressionUtil.CodecType.ZSTD, null, root));
     }
     return streams;
   }

@@ -2,6 +2,14 @@ package dev.quiver.ipc;
 
 import static dev.quiver.ipc.IpcTestSupport.batchRows;
 import static dev.quiver.ipc.IpcTestSupport.rows;
+import static dev.quiver.testing.EncodedColumns.DENSE;
+import static dev.quiver.testing.EncodedColumns.DENSE_INT;
+import static dev.quiver.testing.EncodedColumns.SPARSE;
+import static dev.quiver.testing.EncodedColumns.fillRuns;
+import static dev.quiver.testing.EncodedColumns.fillUnions;
+import static dev.quiver.testing.EncodedColumns.runEndEncoded;
+import static dev.quiver.testing.EncodedColumns.runEndEncodedType;
+import static dev.quiver.testing.EncodedColumns.runEndEncodingKnown;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -10,21 +18,17 @@ import com.google.flatbuffers.FlatBufferBuilder;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.BodyCompressedStreams;
+import dev.quiver.testing.EncodedColumns;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import org.apache.arrow.flatbuf.Endianness;
 import org.apache.arrow.flatbuf.MessageHeader;
-import org.apache.arrow.vector.BaseFixedWidthVector;
-import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.SmallIntVector;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.complex.DenseUnionVector;
@@ -55,34 +59,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class IpcUnionRunEndTest extends AllocatorTestBase {
 
-  /** Type ids a C++ writer might choose: neither the children's positions nor Arrow Java's. */
-  private static final int SPARSE_INT = 5;
-
-  private static final int SPARSE_STRING = 9;
-  private static final int DENSE_INT = 3;
-  private static final int DENSE_STRING = 7;
-
-  private static final Field SPARSE =
-      new Field(
-          "u",
-          FieldType.nullable(
-              new ArrowType.Union(UnionMode.Sparse, new int[] {SPARSE_INT, SPARSE_STRING})),
-          List.of(
-              Field.nullable("i", new ArrowType.Int(32, true)),
-              Field.nullable("s", ArrowType.Utf8.INSTANCE)));
-
-  private static final Field DENSE =
-      new Field(
-          "d",
-          FieldType.nullable(
-              new ArrowType.Union(UnionMode.Dense, new int[] {DENSE_INT, DENSE_STRING})),
-          List.of(
-              Field.nullable("i", new ArrowType.Int(32, true)),
-              Field.nullable("s", ArrowType.Utf8.INSTANCE)));
-
   @Test
   void unionsReadAsArrowsOwnReaderReadsThem() throws IOException {
-    byte[] stream = write(new Schema(List.of(SPARSE, DENSE)), this::fillUnions);
+    byte[] stream = write(new Schema(List.of(SPARSE, DENSE)), EncodedColumns::fillUnions);
     List<List<String>> rows = assertSameAsArrow(stream, "unions");
     assertEquals(List.of("42 | 7 | ", "x | yy | ", "null | 8 | ", "null | null | "), rows.get(0));
   }
@@ -94,16 +73,8 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
   void bodyCompressedUnionsAndRunsReadAsArrowReadsThem(CompressionUtil.CodecType codec)
       throws IOException {
     assumeTrue(BodyCompressedStreams.available(), "this Arrow Java writes no body compression");
-    List<Field> fields = new ArrayList<>(List.of(SPARSE, DENSE));
-    if (runEndEncodingKnown()) {
-      fields.add(runEndEncoded(new ArrowType.Int(32, true)));
-    }
     byte[] stream;
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(new Schema(fields), allocator)) {
-      fillUnions(root);
-      if (runEndEncodingKnown()) {
-        fillRuns(root.getVector("r"), 4, new int[] {1, 4}, "a", null);
-      }
+    try (VectorSchemaRoot root = EncodedColumns.unionsAndRuns(allocator)) {
       stream = BodyCompressedStreams.write(allocator, codec, null, root);
     }
     assertSameAsArrow(stream, "compressed " + codec);
@@ -171,7 +142,8 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
   @Test
   void aSparseChildShorterThanItsUnionIsRefused() throws IOException {
     byte[] stream =
-        writeWithNode(new Schema(List.of(SPARSE)), this::fillUnions, 2, new ArrowFieldNode(2, 0));
+        writeWithNode(
+            new Schema(List.of(SPARSE)), EncodedColumns::fillUnions, 2, new ArrowFieldNode(2, 0));
     assertRefused(stream, "short sparse child", "column s has 2 values", "sparse union u needs 4");
   }
 
@@ -320,61 +292,6 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
 
   private static final ArrowType INT = new ArrowType.Int(32, true);
 
-  /** Whether this Arrow Java has run-end encoding (14 on). */
-  static boolean runEndEncodingKnown() {
-    return runEndEncodedType() != null;
-  }
-
-  /** Arrow's {@code RunEndEncoded} type, found by name: Arrow 11 and 12 have none. */
-  static ArrowType runEndEncodedType() {
-    try {
-      return (ArrowType)
-          Class.forName("org.apache.arrow.vector.types.pojo.ArrowType$RunEndEncoded")
-              .getField("INSTANCE")
-              .get(null);
-    } catch (ReflectiveOperationException e) {
-      return null;
-    }
-  }
-
-  /** A run-end encoded column "r" of strings, its run ends of {@code runEnds}. */
-  static Field runEndEncoded(ArrowType runEnds) {
-    return new Field(
-        "r",
-        FieldType.notNullable(runEndEncodedType()),
-        List.of(
-            Field.notNullable("run_ends", runEnds),
-            Field.nullable("values", ArrowType.Utf8.INSTANCE)));
-  }
-
-  /**
-   * Fills the run-end encoded {@code vector} (its class unknown to Arrow 11) through its children:
-   * {@code length} values in runs ending at {@code runEnds}, of {@code values}.
-   */
-  static void fillRuns(FieldVector vector, int length, int[] runEnds, String... values) {
-    BaseFixedWidthVector ends = (BaseFixedWidthVector) vector.getChildrenFromFields().get(0);
-    VarCharVector strings = (VarCharVector) vector.getChildrenFromFields().get(1);
-    ends.allocateNew(runEnds.length);
-    strings.allocateNew();
-    for (int i = 0; i < runEnds.length; i++) {
-      if (ends instanceof SmallIntVector) {
-        ((SmallIntVector) ends).set(i, runEnds[i]);
-      } else if (ends instanceof IntVector) {
-        ((IntVector) ends).set(i, runEnds[i]);
-      } else {
-        ((BigIntVector) ends).set(i, runEnds[i]);
-      }
-      if (values[i] == null) {
-        strings.setNull(i);
-      } else {
-        strings.setSafe(i, values[i].getBytes(StandardCharsets.UTF_8));
-      }
-    }
-    ends.setValueCount(runEnds.length);
-    strings.setValueCount(runEnds.length);
-    vector.setValueCount(length);
-  }
-
   private static void fillInts(FieldVector vector, int... values) {
     IntVector ints = (IntVector) vector;
     ints.allocateNew(values.length);
@@ -382,56 +299,6 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
       ints.set(i, values[i]);
     }
     ints.setValueCount(values.length);
-  }
-
-  /**
-   * Four rows: the sparse union "u" (if there) holds 42, "x", a null int, a null string; the dense
-   * union "d" (if there) 7, "yy", 8, a null string.
-   */
-  void fillUnions(VectorSchemaRoot root) {
-    FieldVector sparse = hasField(root, "u") ? root.getVector("u") : null;
-    if (sparse != null) {
-      sparse.allocateNew();
-      IntVector ints = (IntVector) sparse.getChildrenFromFields().get(0);
-      VarCharVector strings = (VarCharVector) sparse.getChildrenFromFields().get(1);
-      ints.allocateNew(4);
-      strings.allocateNew();
-      byte[] typeIds = {SPARSE_INT, SPARSE_STRING, SPARSE_INT, SPARSE_STRING};
-      for (int i = 0; i < 4; i++) {
-        ((UnionVector) sparse).getTypeBuffer().setByte(i, typeIds[i]);
-        ints.setNull(i);
-        strings.setNull(i);
-      }
-      ints.set(0, 42);
-      strings.setSafe(1, "x".getBytes(StandardCharsets.UTF_8));
-      sparse.setValueCount(4);
-    }
-    FieldVector dense = hasField(root, "d") ? root.getVector("d") : null;
-    if (dense != null) {
-      dense.allocateNew();
-      IntVector ints = (IntVector) dense.getChildrenFromFields().get(0);
-      VarCharVector strings = (VarCharVector) dense.getChildrenFromFields().get(1);
-      ints.allocateNew(2);
-      strings.allocateNew();
-      byte[] typeIds = {DENSE_INT, DENSE_STRING, DENSE_INT, DENSE_STRING};
-      int[] offsets = {0, 0, 1, 1};
-      for (int i = 0; i < 4; i++) {
-        ((DenseUnionVector) dense).getTypeBuffer().setByte(i, typeIds[i]);
-        dense.getOffsetBuffer().setInt(i * 4L, offsets[i]);
-      }
-      ints.set(0, 7);
-      ints.set(1, 8);
-      strings.setSafe(0, "yy".getBytes(StandardCharsets.UTF_8));
-      strings.setNull(1);
-      ints.setValueCount(2);
-      strings.setValueCount(2);
-      dense.setValueCount(4);
-    }
-    root.setRowCount(4);
-  }
-
-  private static boolean hasField(VectorSchemaRoot root, String name) {
-    return root.getSchema().getFields().stream().anyMatch(f -> f.getName().equals(name));
   }
 
   /** Sets row 1's type id of the union {@code vector}. */
