@@ -50,13 +50,16 @@ final class BatchChecks {
   private static final class Cursor {
     final List<ArrowFieldNode> nodes;
     final List<ArrowBuf> buffers;
+    final List<Long> variadicCounts;
     int node;
     int buffer;
+    int variadic;
     long madeValidityBytes;
 
     Cursor(ArrowRecordBatch batch) {
       this.nodes = batch.getNodes();
       this.buffers = batch.getBuffers();
+      this.variadicCounts = VariadicBufferCounts.of(batch);
     }
   }
 
@@ -80,6 +83,12 @@ final class BatchChecks {
         }
       }
       checkField(field, cursor);
+    }
+    if (cursor.variadic != cursor.variadicCounts.size()) {
+      throw new IpcFormatException(
+          String.format(
+              "the batch has %d variadic buffer counts; its schema has %d view columns",
+              cursor.variadicCounts.size(), cursor.variadic));
     }
     if (cursor.node != cursor.nodes.size() || cursor.buffer != cursor.buffers.size()) {
       throw new IpcFormatException(
@@ -118,6 +127,14 @@ final class BatchChecks {
       checkRunEndEncoded(field, length, nulls, cursor);
       return;
     }
+    if (isStringView(field)) {
+      checkViews(field, length, nulls, cursor);
+      return;
+    }
+    if (typeId.equals("ListView") || typeId.equals("LargeListView")) {
+      checkListView(field, length, nulls, cursor, typeId.equals("ListView") ? 4 : 8);
+      return;
+    }
     List<BufferLayout> layouts = TypeLayout.getTypeLayout(type).getBufferLayouts();
     if (cursor.buffer + layouts.size() > cursor.buffers.size()) {
       throw new IpcFormatException(
@@ -134,17 +151,7 @@ final class BatchChecks {
       long capacity = buffer.capacity();
       BufferLayout.BufferType kind = layout.getType();
       if (kind == BufferLayout.BufferType.VALIDITY) {
-        if (capacity == 0 && length > 0) {
-          if (nulls != 0 && nulls != length) {
-            throw new IpcFormatException(
-                String.format(
-                    "column %s has %d nulls among %d values but no validity bitmap",
-                    field.getName(), nulls, length));
-          }
-          cursor.madeValidityBytes += (length + 7) / 8;
-        } else {
-          need(field, "validity bitmap", capacity, (length + 7) / 8);
-        }
+        checkValidity(field, buffer, length, nulls, cursor);
       } else if (kind == BufferLayout.BufferType.OFFSET) {
         int width = layout.getTypeBitWidth() / 8;
         if (length > 0) {
@@ -233,6 +240,146 @@ final class BatchChecks {
         lastOffsets[child] = offset;
       }
     }
+  }
+
+  /** The bytes of one view of a Utf8View or BinaryView column. */
+  static final int VIEW_BYTES = 16;
+
+  /** The longest value a view holds inline, with no data buffer. */
+  static final int INLINE_VIEW_BYTES = 12;
+
+  /** Whether {@code field} is a Utf8View or BinaryView (by name: Arrow 11 has neither). */
+  static boolean isStringView(Field field) {
+    String typeId = field.getType().getTypeID().name();
+    return typeId.equals("Utf8View") || typeId.equals("BinaryView");
+  }
+
+  /**
+   * A Utf8View or BinaryView column: its validity bitmap, 16 bytes of view a value, then as many
+   * data buffers as the batch's next variadic buffer count says. Every non-null view's length is 0
+   * or more; one of up to 12 bytes is inline; a longer one names a data buffer of this column and
+   * an offset from which its bytes lie inside that buffer.
+   */
+  private static void checkViews(Field field, long length, long nulls, Cursor cursor)
+      throws IpcFormatException {
+    ArrowBuf validity = nextBuffer(field, cursor);
+    checkValidity(field, validity, length, nulls, cursor);
+    ArrowBuf views = nextBuffer(field, cursor);
+    need(field, "views", views.capacity(), Math.multiplyExact(length, (long) VIEW_BYTES));
+    if (cursor.variadic >= cursor.variadicCounts.size()) {
+      throw new IpcFormatException(
+          "the batch has no variadic buffer count for view column " + field.getName());
+    }
+    long count = cursor.variadicCounts.get(cursor.variadic++);
+    if (count > cursor.buffers.size() - cursor.buffer) {
+      throw new IpcFormatException(
+          String.format(
+              "column %s: its %d variadic data buffers are more than the batch has left",
+              field.getName(), count));
+    }
+    List<ArrowBuf> data = cursor.buffers.subList(cursor.buffer, cursor.buffer + (int) count);
+    cursor.buffer += (int) count;
+    for (long i = 0; i < length; i++) {
+      if (isNull(validity, i, length, nulls)) {
+        continue;
+      }
+      long at = i * VIEW_BYTES;
+      int valueLength = views.getInt(at);
+      if (valueLength < 0) {
+        throw new IpcFormatException(
+            String.format(
+                "column %s: row %d's view has length %d", field.getName(), i, valueLength));
+      }
+      if (valueLength <= INLINE_VIEW_BYTES) {
+        continue;
+      }
+      int buffer = views.getInt(at + 8);
+      long offset = views.getInt(at + 12);
+      if (buffer < 0 || buffer >= count) {
+        throw new IpcFormatException(
+            String.format(
+                "column %s: row %d's view points into data buffer %d of %d",
+                field.getName(), i, buffer, count));
+      }
+      long capacity = data.get(buffer).capacity();
+      if (offset < 0 || offset + valueLength > capacity) {
+        throw new IpcFormatException(
+            String.format(
+                "column %s: row %d's view takes bytes %d to %d of its %d-byte data buffer %d",
+                field.getName(), i, offset, offset + valueLength, capacity, buffer));
+      }
+    }
+  }
+
+  /**
+   * A ListView or LargeListView column: its validity bitmap, an offset and a size a value (4 or 8
+   * bytes each), one child. Every non-null value's offset and size are 0 or more and end inside the
+   * child; unlike a list's, they need not ascend.
+   */
+  private static void checkListView(Field field, long length, long nulls, Cursor cursor, int width)
+      throws IpcFormatException {
+    ArrowBuf validity = nextBuffer(field, cursor);
+    checkValidity(field, validity, length, nulls, cursor);
+    ArrowBuf offsets = nextBuffer(field, cursor);
+    ArrowBuf sizes = nextBuffer(field, cursor);
+    need(field, "offsets", offsets.capacity(), Math.multiplyExact(length, (long) width));
+    need(field, "sizes", sizes.capacity(), Math.multiplyExact(length, (long) width));
+    if (field.getChildren().size() != 1) {
+      throw new IpcFormatException(
+          "list view column "
+              + field.getName()
+              + " has "
+              + field.getChildren().size()
+              + " children");
+    }
+    if (cursor.node >= cursor.nodes.size()) {
+      throw new IpcFormatException(
+          "the batch has no field node for the elements of column " + field.getName());
+    }
+    long elements = cursor.nodes.get(cursor.node).getLength();
+    for (long i = 0; i < length; i++) {
+      if (isNull(validity, i, length, nulls)) {
+        continue;
+      }
+      long offset = width == 4 ? offsets.getInt(i * 4) : offsets.getLong(i * 8);
+      long size = width == 4 ? sizes.getInt(i * 4) : sizes.getLong(i * 8);
+      if (offset < 0 || size < 0 || size > elements - offset) {
+        throw new IpcFormatException(
+            String.format(
+                "column %s: row %d has offset %d and size %d in a child of %d elements",
+                field.getName(), i, offset, size, elements));
+      }
+    }
+    checkField(field.getChildren().get(0), cursor);
+  }
+
+  /**
+   * Checks a validity bitmap: as long as the values need, or absent when none or all of them are
+   * null (the loader then makes one, counted against {@link #MAX_MADE_VALIDITY_BYTES}).
+   */
+  private static void checkValidity(
+      Field field, ArrowBuf validity, long length, long nulls, Cursor cursor)
+      throws IpcFormatException {
+    long capacity = validity.capacity();
+    if (capacity == 0 && length > 0) {
+      if (nulls != 0 && nulls != length) {
+        throw new IpcFormatException(
+            String.format(
+                "column %s has %d nulls among %d values but no validity bitmap",
+                field.getName(), nulls, length));
+      }
+      cursor.madeValidityBytes += (length + 7) / 8;
+    } else {
+      need(field, "validity bitmap", capacity, (length + 7) / 8);
+    }
+  }
+
+  /** Whether value {@code i} is null, by a bitmap {@link #checkValidity} accepted. */
+  private static boolean isNull(ArrowBuf validity, long i, long length, long nulls) {
+    if (validity.capacity() == 0) {
+      return nulls == length;
+    }
+    return (validity.getByte(i >> 3) & (1 << (i & 7))) == 0;
   }
 
   /** The type ids a union declares; absent, they are its children's positions. */
@@ -456,14 +603,45 @@ final class BatchChecks {
   static void checkLoaded(List<FieldVector> vectors) throws IpcFormatException {
     ValidateVectorBufferVisitor buffers = new ValidateVectorBufferVisitor();
     for (FieldVector vector : vectors) {
+      validateBuffers(vector, buffers);
+      checkOffsets(vector);
+    }
+  }
+
+  /**
+   * Arrow's buffer validation of {@code vector}, except where it has views: Arrow's visitor throws
+   * on a view vector (string, binary or list), and on a container of one as it recurses. Views were
+   * checked before loading ({@link #checkViews}, {@link #checkListView}), and so was a container's
+   * own layout; the other vectors below are validated on their own.
+   */
+  private static void validateBuffers(FieldVector vector, ValidateVectorBufferVisitor buffers)
+      throws IpcFormatException {
+    if (!hasViews(vector.getField())) {
       try {
         vector.accept(buffers, null);
       } catch (RuntimeException e) {
         throw new IpcFormatException(
             "column " + vector.getField().getName() + ": " + ArrowIpc.describe(e), e);
       }
-      checkOffsets(vector);
+    } else {
+      for (FieldVector child : vector.getChildrenFromFields()) {
+        validateBuffers(child, buffers);
+      }
     }
+  }
+
+  /** Whether {@code field} or a field below it is of a view type. */
+  private static boolean hasViews(Field field) {
+    String typeId = field.getType().getTypeID().name();
+    if (isStringView(field) || typeId.equals("ListView") || typeId.equals("LargeListView")) {
+      return true;
+    }
+    for (Field child : field.getChildren()) {
+      if (hasViews(child)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Checks that the offsets of {@code vector} and its children start at 0 or more and ascend. */

@@ -49,8 +49,8 @@ import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
  *   <li>the end-of-stream marker is required (the format makes it optional; without it a stream cut
  *       between messages would read as a shorter stream);
  *   <li>big-endian streams are refused (Arrow Java reads their values byte-swapped, silently);
- *   <li>only the types Quiver reads are accepted: the view types are refused by name; a union's
- *       type ids and a run-end encoded field's children are checked before Arrow makes vectors;
+ *   <li>only the types Quiver reads are accepted; a union's type ids and a run-end encoded field's
+ *       children are checked before Arrow makes vectors;
  *   <li>every record and dictionary batch is checked by {@link BatchChecks} before and after it is
  *       loaded, and dictionary indices must lie inside their dictionary;
  *   <li>a dictionary may not be replaced once a record batch used it (the batches before would
@@ -66,8 +66,8 @@ import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
 final class IpcStreamReader implements AutoCloseable {
 
   /**
-   * Arrow type ids Quiver reads: every type Spark maps to Arrow, the large variants, unions and
-   * run-end encoding.
+   * Arrow type ids Quiver reads: every type Spark maps to Arrow, the large variants, unions,
+   * run-end encoding and the view types.
    */
   private static final Set<String> SUPPORTED_TYPES =
       new HashSet<>(
@@ -94,7 +94,12 @@ final class IpcStreamReader implements AutoCloseable {
               "Duration",
               // Arrow 11 and 12 do not parse run-end encoding (the schema is refused as such).
               "Union",
-              "RunEndEncoded"));
+              "RunEndEncoded",
+              // Arrow 11 and 12 do not parse the view types either.
+              "Utf8View",
+              "BinaryView",
+              "ListView",
+              "LargeListView"));
 
   /** The nesting depth Arrow C++'s IPC reader allows too. */
   static final int MAX_NESTING_DEPTH = 64;
@@ -487,6 +492,7 @@ final class IpcStreamReader implements AutoCloseable {
     List<ArrowFieldNode> nodes = new ArrayList<>();
     List<ArrowBuf> buffers = new ArrayList<>();
     long rows;
+    List<Long> variadicCounts;
     try {
       BodyCompression compression = flat.compression();
       if (compression != null) {
@@ -525,6 +531,7 @@ final class IpcStreamReader implements AutoCloseable {
                   i, offset, offset + length, bodyLength));
         }
       }
+      variadicCounts = VariadicBufferCounts.read(flat, bufferCount);
     } catch (IpcFormatException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -539,7 +546,7 @@ final class IpcStreamReader implements AutoCloseable {
       buffers.add(body.slice(buffer.offset(), buffer.length()));
     }
     // The batch takes its own reference on each slice; the body's is released with its message.
-    return new ArrowRecordBatch((int) rows, nodes, buffers);
+    return VariadicBufferCounts.batch((int) rows, nodes, buffers, variadicCounts);
   }
 
   /**

@@ -173,6 +173,99 @@ public final class EncodedColumns {
     return root;
   }
 
+  /** Arrow's type {@code name} (a class nested in {@code ArrowType}), or null where it has none. */
+  public static ArrowType arrowType(String name) {
+    try {
+      return (ArrowType)
+          Class.forName("org.apache.arrow.vector.types.pojo.ArrowType$" + name)
+              .getField("INSTANCE")
+              .get(null);
+    } catch (ReflectiveOperationException e) {
+      return null;
+    }
+  }
+
+  /** Whether this Arrow Java has the view types (Utf8View, BinaryView, ListView: 18 on here). */
+  public static boolean viewTypesKnown() {
+    return arrowType("Utf8View") != null && arrowType("ListView") != null;
+  }
+
+  /** Strings of every shape a view holds: inline (up to 12 bytes), out of line, empty, null. */
+  private static final String[] VIEW_STRINGS = {
+    "short", null, "a string longer than twelve bytes", "", "exactly12byt", "thirteen byte"
+  };
+
+  /**
+   * A root of a Utf8View "v", a BinaryView "b" (the UTF-8 bytes of the same values) of {@link
+   * #VIEW_STRINGS}, and a ListView "l" and a LargeListView "ll" of ints, over the elements 1, 2, 3,
+   * 4: [2, 3], null, [1], [3, 4], [] and [1, 2, 3, 4] (the views overlap and do not ascend).
+   */
+  public static VectorSchemaRoot views(BufferAllocator allocator) {
+    Field element = Field.nullable("e", new ArrowType.Int(32, true));
+    Schema schema =
+        new Schema(
+            List.of(
+                Field.nullable("v", arrowType("Utf8View")),
+                Field.nullable("b", arrowType("BinaryView")),
+                new Field("l", FieldType.nullable(arrowType("ListView")), List.of(element)),
+                new Field("ll", FieldType.nullable(arrowType("LargeListView")), List.of(element))));
+    VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
+    int rows = VIEW_STRINGS.length;
+    for (String name : new String[] {"v", "b"}) {
+      FieldVector vector = root.getVector(name);
+      vector.allocateNew();
+      for (int i = 0; i < rows; i++) {
+        if (VIEW_STRINGS[i] != null) {
+          setBytes(vector, i, VIEW_STRINGS[i].getBytes(StandardCharsets.UTF_8));
+        }
+      }
+      vector.setValueCount(rows);
+    }
+    long[][] lists = {{1, 2}, {0, 0}, {0, 1}, {2, 2}, {3, 0}, {0, 4}};
+    for (String name : new String[] {"l", "ll"}) {
+      FieldVector vector = root.getVector(name);
+      int width = name.equals("l") ? 4 : 8;
+      vector.allocateNew();
+      IntVector elements = (IntVector) vector.getChildrenFromFields().get(0);
+      elements.allocateNew(4);
+      for (int e = 0; e < 4; e++) {
+        elements.set(e, e + 1);
+      }
+      elements.setValueCount(4);
+      for (int i = 0; i < rows; i++) {
+        setListView(vector, width, i, lists[i][0], lists[i][1]);
+        if (i != 1) {
+          org.apache.arrow.vector.BitVectorHelper.setBit(vector.getValidityBuffer(), i);
+        }
+      }
+      vector.setValueCount(rows);
+    }
+    root.setRowCount(rows);
+    return root;
+  }
+
+  /** Sets value {@code i} of a ListView (width 4) or LargeListView (8) through its buffers. */
+  public static void setListView(FieldVector vector, int width, int i, long offset, long size) {
+    org.apache.arrow.memory.ArrowBuf offsets = vector.getFieldBuffers().get(1);
+    org.apache.arrow.memory.ArrowBuf sizes = vector.getFieldBuffers().get(2);
+    if (width == 4) {
+      offsets.setInt(i * 4L, (int) offset);
+      sizes.setInt(i * 4L, (int) size);
+    } else {
+      offsets.setLong(i * 8L, offset);
+      sizes.setLong(i * 8L, size);
+    }
+  }
+
+  /** {@code setSafe(i, bytes)} of a view vector, whose class Arrow 11 does not have. */
+  private static void setBytes(FieldVector vector, int i, byte[] bytes) {
+    try {
+      vector.getClass().getMethod("setSafe", int.class, byte[].class).invoke(vector, i, bytes);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   private static boolean hasField(VectorSchemaRoot root, String name) {
     return root.getSchema().getFields().stream().anyMatch(f -> f.getName().equals(name));
   }
