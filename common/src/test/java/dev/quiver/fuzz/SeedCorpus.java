@@ -224,8 +224,9 @@ public final class SeedCorpus {
   }
 
   /**
-   * Sparse and dense unions and a run-end encoded column (where this Arrow knows it: the committed
-   * seeds come from Arrow 18), as Arrow Java writes them, plain and with zstd body compression.
+   * Sparse and dense unions and a run-end encoded column, and the four view types (where this Arrow
+   * knows them: the committed seeds come from Arrow 18), as Arrow Java writes them, plain and with
+   * zstd body compression.
    */
   Map<String, byte[]> encodedTypeStreams() throws IOException {
     Map<String, byte[]> streams = new LinkedHashMap<>();
@@ -233,6 +234,12 @@ public final class SeedCorpus {
       streams.put("unions-runs", ArrowIpc.encode(root, null, StreamCodec.NONE));
       streams.put(
           "body-zstd-unions-runs", bodyCompressed(CompressionUtil.CodecType.ZSTD, null, root));
+    }
+    if (EncodedColumns.viewTypesKnown()) {
+      try (VectorSchemaRoot root = EncodedColumns.views(allocator)) {
+        streams.put("views", ArrowIpc.encode(root, null, StreamCodec.NONE));
+        streams.put("body-zstd-views", bodyCompressed(CompressionUtil.CodecType.ZSTD, null, root));
+      }
     }
     return streams;
   }
