@@ -193,7 +193,8 @@ final class BodyDecompressor {
       int valueLength = views.getInt(at);
       int buffer = views.getInt(at + 8);
       if (valueLength > BatchChecks.INLINE_VIEW_BYTES && buffer >= 0 && buffer < uses.length) {
-        uses[buffer] = Math.max(uses[buffer], Math.max(views.getInt(at + 12), 0) + valueLength);
+        uses[buffer] =
+            Math.max(uses[buffer], (long) Math.max(views.getInt(at + 12), 0) + valueLength);
       }
     }
     for (int b = 0; b < count; b++) {

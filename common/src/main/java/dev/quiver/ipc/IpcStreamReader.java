@@ -92,10 +92,10 @@ final class IpcStreamReader implements AutoCloseable {
               "Timestamp",
               "Interval",
               "Duration",
-              // Arrow 11 and 12 do not parse run-end encoding (the schema is refused as such).
               "Union",
+              // Arrow 11 and 12 parse neither run-end encoding nor the view types: their schema
+              // is refused as one that does not parse.
               "RunEndEncoded",
-              // Arrow 11 and 12 do not parse the view types either.
               "Utf8View",
               "BinaryView",
               "ListView",
