@@ -58,7 +58,9 @@ final class BodyDecompressor {
   private final List<ArrowFieldNode> nodes;
   private final List<ArrowBuf> compressed;
   private final List<ArrowBuf> plain = new ArrayList<>();
+  private final List<Long> variadicCounts;
   private int node;
+  private int variadic;
   private long plainBytes;
 
   private BodyDecompressor(
@@ -68,6 +70,7 @@ final class BodyDecompressor {
     this.allocator = allocator;
     this.nodes = batch.getNodes();
     this.compressed = batch.getBuffers();
+    this.variadicCounts = VariadicBufferCounts.of(batch);
   }
 
   /**
@@ -119,7 +122,8 @@ final class BodyDecompressor {
       }
       // The batch takes its own reference on each buffer; ours are released below, as they are
       // when decompressing fails.
-      return new ArrowRecordBatch(batch.getLength(), batch.getNodes(), decompressor.plain);
+      return VariadicBufferCounts.batch(
+          batch.getLength(), batch.getNodes(), decompressor.plain, VariadicBufferCounts.of(batch));
     } finally {
       AutoCloseables.closeNoChecked(AutoCloseables.all(decompressor.plain));
     }
@@ -151,9 +155,19 @@ final class BodyDecompressor {
       } else if (kind == BufferLayout.BufferType.OFFSET) {
         name = "offsets";
         uses = (length + 1) * (layout.getTypeBitWidth() / 8);
+      } else if (kind == BufferLayout.BufferType.TYPE) {
+        // A union's type ids: one byte a value (Arrow Java's layout says 32 bits).
+        name = "type ids";
+        uses = length;
       } else if (kind == BufferLayout.BufferType.DATA) {
         name = "data";
         uses = lastOffset >= 0 ? lastOffset : BatchChecks.fixedWidthBytes(field, layout, length);
+      } else if (kind.name().equals("VIEWS")) { // by name: Arrow 11 has no views
+        name = "views";
+        uses = length * BatchChecks.VIEW_BYTES;
+      } else if (kind.name().equals("SIZE")) {
+        name = "sizes";
+        uses = length * (layout.getTypeBitWidth() / 8);
       } else {
         throw new IpcFormatException(
             "column " + field.getName() + " has a " + kind + " buffer, which Quiver does not read");
@@ -164,8 +178,44 @@ final class BodyDecompressor {
         lastOffset = lastOffset(buffer, length, layout.getTypeBitWidth() / 8, bigEndian);
       }
     }
+    if (BatchChecks.isStringView(field)) {
+      variadicBuffers(field, length, plain.get(plain.size() - 1));
+    }
     for (Field child : field.getChildren()) {
       field(child);
+    }
+  }
+
+  /**
+   * Decompresses a view column's variadic data buffers, each bounded by the furthest byte a view
+   * (decompressed before them) points at in it.
+   */
+  private void variadicBuffers(Field field, long length, ArrowBuf views) throws IpcFormatException {
+    if (variadic >= variadicCounts.size()) {
+      throw new IpcFormatException(
+          "the batch has no variadic buffer count for column " + field.getName());
+    }
+    long count = variadicCounts.get(variadic++);
+    long[] uses = new long[(int) Math.min(count, compressed.size())];
+    long readable = Math.min(length, views.capacity() / BatchChecks.VIEW_BYTES);
+    for (long i = 0; i < readable; i++) {
+      long at = i * BatchChecks.VIEW_BYTES;
+      int valueLength = views.getInt(at);
+      int buffer = views.getInt(at + 8);
+      if (valueLength > BatchChecks.INLINE_VIEW_BYTES && buffer >= 0 && buffer < uses.length) {
+        uses[buffer] =
+            Math.max(uses[buffer], (long) Math.max(views.getInt(at + 12), 0) + valueLength);
+      }
+    }
+    for (int b = 0; b < count; b++) {
+      int index = plain.size();
+      if (index >= compressed.size()) {
+        throw new IpcFormatException(
+            "the batch has too few buffers for column "
+                + field.getName()
+                + " (fewer than its variadic buffer count)");
+      }
+      plain.add(buffer(field, "variadic data " + b, index, uses[b]));
     }
   }
 

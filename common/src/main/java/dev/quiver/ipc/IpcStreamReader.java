@@ -50,8 +50,8 @@ import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
  *       between messages would read as a shorter stream);
  *   <li>big-endian streams are converted to little-endian by {@link BigEndianConversion} before the
  *       batch checks (Arrow Java reads their values byte-swapped, silently);
- *   <li>only the types Quiver reads are accepted: the view types, unions and run-end encoding are
- *       refused by name;
+ *   <li>only the types Quiver reads are accepted; a union's type ids and a run-end encoded field's
+ *       children are checked before Arrow makes vectors;
  *   <li>every record and dictionary batch is checked by {@link BatchChecks} before and after it is
  *       loaded, and dictionary indices must lie inside their dictionary;
  *   <li>a dictionary may not be replaced once a record batch used it (the batches before would
@@ -66,7 +66,10 @@ import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
  */
 final class IpcStreamReader implements AutoCloseable {
 
-  /** Arrow type ids Quiver reads: every type Spark maps to Arrow, and the large variants. */
+  /**
+   * Arrow type ids Quiver reads: every type Spark maps to Arrow, the large variants, unions,
+   * run-end encoding and the view types.
+   */
   private static final Set<String> SUPPORTED_TYPES =
       new HashSet<>(
           Arrays.asList(
@@ -89,7 +92,15 @@ final class IpcStreamReader implements AutoCloseable {
               "Time",
               "Timestamp",
               "Interval",
-              "Duration"));
+              "Duration",
+              "Union",
+              // Arrow 11 and 12 parse neither run-end encoding nor the view types: their schema
+              // is refused as one that does not parse.
+              "RunEndEncoded",
+              "Utf8View",
+              "BinaryView",
+              "ListView",
+              "LargeListView"));
 
   /** The nesting depth Arrow C++'s IPC reader allows too. */
   static final int MAX_NESTING_DEPTH = 64;
@@ -268,6 +279,11 @@ final class IpcStreamReader implements AutoCloseable {
           String.format(
               "column %s has type %s, which Quiver does not read (see docs/reliability.md)",
               field.getName(), type));
+    }
+    if (id.equals("Union")) {
+      BatchChecks.checkUnionDeclaration(field);
+    } else if (id.equals("RunEndEncoded")) {
+      BatchChecks.checkRunEndDeclaration(field);
     }
     DictionaryEncoding encoding = field.getDictionary();
     if (encoding != null) {
@@ -501,6 +517,7 @@ final class IpcStreamReader implements AutoCloseable {
     List<ArrowFieldNode> nodes = new ArrayList<>();
     List<ArrowBuf> buffers = new ArrayList<>();
     long rows;
+    List<Long> variadicCounts;
     try {
       BodyCompression compression = flat.compression();
       if (compression != null) {
@@ -539,6 +556,7 @@ final class IpcStreamReader implements AutoCloseable {
                   i, offset, offset + length, bodyLength));
         }
       }
+      variadicCounts = VariadicBufferCounts.read(flat, bufferCount);
     } catch (IpcFormatException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -553,7 +571,7 @@ final class IpcStreamReader implements AutoCloseable {
       buffers.add(body.slice(buffer.offset(), buffer.length()));
     }
     // The batch takes its own reference on each slice; the body's is released with its message.
-    return new ArrowRecordBatch((int) rows, nodes, buffers);
+    return VariadicBufferCounts.batch((int) rows, nodes, buffers, variadicCounts);
   }
 
   /**

@@ -12,6 +12,7 @@ import dev.quiver.testing.BodyCompressedStreams;
 import dev.quiver.testing.Bytes;
 import dev.quiver.testing.Codecs;
 import dev.quiver.testing.CometFiles;
+import dev.quiver.testing.EncodedColumns;
 import dev.quiver.testing.EveryType;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
@@ -102,9 +103,12 @@ public final class SeedCorpus {
       }
     }
 
-    // Arrow IPC body compression (buffers compressed one by one inside the stream) and big-endian
-    // streams, under Spark's none (the IPC decoder's own input) and lz4 (through the codec too).
+    // Arrow IPC body compression (buffers compressed one by one inside the stream), the types
+    // Spark has none of (unions, run-end encoding, views), plain and body-compressed, and
+    // big-endian streams, under Spark's none (the IPC decoder's own input) and lz4 (through the
+    // codec too).
     Map<String, byte[]> withinStream = bodyCompressedStreams();
+    withinStream.putAll(encodedTypeStreams());
     withinStream.putAll(bigEndianStreams(streams.get("dictionary")));
     for (Map.Entry<String, byte[]> s : withinStream.entrySet()) {
       for (StreamCodec codec : Arrays.asList(SparkStreamCodec.NONE, SparkStreamCodec.LZ4)) {
@@ -238,6 +242,27 @@ public final class SeedCorpus {
     streams.put("big-endian-every-type", BigEndianStreams.twin(everyType, allocator));
     streams.put("big-endian-zstd-every-type", BigEndianStreams.twin(everyType, allocator, true));
     streams.put("big-endian-dictionary", BigEndianStreams.twin(dictionary, allocator));
+    return streams;
+  }
+
+  /**
+   * Sparse and dense unions and a run-end encoded column, and the four view types (where this Arrow
+   * knows them: the committed seeds come from Arrow 18), as Arrow Java writes them, plain and with
+   * zstd body compression.
+   */
+  Map<String, byte[]> encodedTypeStreams() throws IOException {
+    Map<String, byte[]> streams = new LinkedHashMap<>();
+    try (VectorSchemaRoot root = EncodedColumns.unionsAndRuns(allocator)) {
+      streams.put("unions-runs", ArrowIpc.encode(root, null, StreamCodec.NONE));
+      streams.put(
+          "body-zstd-unions-runs", bodyCompressed(CompressionUtil.CodecType.ZSTD, null, root));
+    }
+    if (EncodedColumns.viewTypesKnown()) {
+      try (VectorSchemaRoot root = EncodedColumns.views(allocator)) {
+        streams.put("views", ArrowIpc.encode(root, null, StreamCodec.NONE));
+        streams.put("body-zstd-views", bodyCompressed(CompressionUtil.CodecType.ZSTD, null, root));
+      }
+    }
     return streams;
   }
 

@@ -17,6 +17,7 @@ private[quiver] object SparkBatches {
       root: VectorSchemaRoot,
       column: FieldVector => ValueVector = vector => vector
   ): ColumnarBatch = {
+    SparkReadableSchema.check(root.getSchema, "a decoded batch")
     val columns = new Array[ColumnVector](root.getFieldVectors.size())
     var i = 0
     while (i < columns.length) {

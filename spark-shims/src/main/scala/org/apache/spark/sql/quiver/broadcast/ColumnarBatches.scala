@@ -8,7 +8,7 @@ import org.apache.arrow.vector.{FieldVector, ValueVector}
 import org.apache.arrow.vector.dictionary.DictionaryEncoder
 import org.apache.spark.TaskContext
 import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.quiver.QuiverRuntime
+import org.apache.spark.sql.quiver.{QuiverRuntime, SparkReadableSchema}
 import org.apache.spark.sql.quiver.shim.SparkShims
 import org.apache.spark.sql.quiver.vectors.ValidatedColumns
 import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnVector}
@@ -25,6 +25,16 @@ import org.apache.spark.sql.vectorized.{ColumnarBatch, ColumnVector}
  */
 @Internal
 class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
+
+  // Every stream's schema, before any row is read: a column Spark cannot read fails the task here.
+  {
+    val streams = reader.broadcast().streams()
+    var i = 0
+    while (i < streams.size()) {
+      SparkReadableSchema.check(streams.get(i).schema(), s"broadcast stream $i")
+      i += 1
+    }
+  }
 
   private var fetched = false
   private var more = false
