@@ -108,14 +108,18 @@ class ArrowJsCorpusTest {
   }
 
   /**
-   * What Arrow Java reads and Quiver still refuses (docs/reliability.md): a stream whose dictionary
-   * a later dictionary batch replaces, which Arrow JS writes whenever two batches carry different
-   * dictionary vectors. Quiver gives a decoded stream one set of dictionaries for all its batches.
+   * What Arrow Java reads and Quiver refuses (docs/reliability.md): a stream whose dictionary a
+   * later dictionary batch replaces, which Arrow JS writes whenever two batches carry different
+   * dictionary vectors (Quiver gives a decoded stream one set of dictionaries for all its batches);
+   * and Arrow JS's sparse union, whose utf8 child holds 4 values for the union's 5, where the
+   * format wants every child of a sparse union as long as the union (Arrow Java does not check).
    */
   private static final Map<String, String> REFUSED =
       Map.of(
           "dictionary_extended.arrow_stream", "is replaced after record batches used it",
-          "dictionary_replaced.arrow_stream", "is replaced after record batches used it");
+          "dictionary_replaced.arrow_stream", "is replaced after record batches used it",
+          "sparse_union.arrow_stream",
+              "column s has 4 values where its parent sparse union u needs 5");
 
   private List<List<String>> arrowJavaRows(byte[] stream) throws IOException {
     List<List<String>> batches = new ArrayList<>();
