@@ -12,11 +12,11 @@ import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.BigEndianStreams;
+import dev.quiver.testing.BodyCompressedStreams;
 import dev.quiver.testing.Codecs;
 import dev.quiver.testing.EveryType;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -34,11 +34,9 @@ import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
-import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.ipc.message.IpcOption;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
@@ -304,19 +302,7 @@ class IpcBigEndianTest extends AllocatorTestBase {
   /** {@code batches} (one schema) as Arrow Java's stream writer writes them. */
   private byte[] arrowStream(DictionaryProvider dictionaries, VectorSchemaRoot... batches)
       throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(batches[0].getSchema(), allocator);
-        ArrowStreamWriter writer = new ArrowStreamWriter(root, dictionaries, out)) {
-      writer.start();
-      for (VectorSchemaRoot batch : batches) {
-        try (ArrowRecordBatch record = new VectorUnloader(batch).getRecordBatch()) {
-          new VectorLoader(root).load(record);
-        }
-        writer.writeBatch();
-      }
-      writer.end();
-    }
-    return out.toByteArray();
+    return BodyCompressedStreams.uncompressed(allocator, dictionaries, batches);
   }
 
   /**

@@ -4,16 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.codec.StreamCodec;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 
@@ -120,6 +123,28 @@ final class IpcTestSupport {
       }
     }
     return out;
+  }
+
+  /**
+   * Decodes {@code stream} (no Spark codec; body compression read by Arrow's commons codecs) with
+   * Quiver and with Arrow Java's reader, asserts both give the same rows, batch by batch, and at
+   * least one row; returns them.
+   */
+  static List<List<String>> assertSameAsArrow(
+      byte[] stream, BufferAllocator allocator, String source) throws IOException {
+    List<List<String>> arrowRows = new ArrayList<>();
+    try (ArrowStreamReader reader =
+        new ArrowStreamReader(
+            new ByteArrayInputStream(stream), allocator, CommonsCompressionFactory.INSTANCE)) {
+      while (reader.loadNextBatch()) {
+        arrowRows.add(rows(reader.getVectorSchemaRoot()));
+      }
+    }
+    try (DecodedStream decoded = ArrowIpc.decode(stream, StreamCodec.NONE, allocator, source)) {
+      assertEquals(arrowRows, batchRows(decoded, allocator), source);
+    }
+    assertTrue(!arrowRows.isEmpty() && !arrowRows.get(0).isEmpty(), source);
+    return arrowRows;
   }
 
   /** All rows of {@code stream}, batch after batch. */

@@ -1,6 +1,5 @@
 package dev.quiver.ipc;
 
-import static dev.quiver.ipc.IpcTestSupport.batchRows;
 import static dev.quiver.ipc.IpcTestSupport.rows;
 import static dev.quiver.testing.EncodedColumns.DENSE;
 import static dev.quiver.testing.EncodedColumns.DENSE_INT;
@@ -11,7 +10,6 @@ import static dev.quiver.testing.EncodedColumns.runEndEncoded;
 import static dev.quiver.testing.EncodedColumns.runEndEncodedType;
 import static dev.quiver.testing.EncodedColumns.runEndEncodingKnown;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.google.flatbuffers.FlatBufferBuilder;
@@ -19,7 +17,6 @@ import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.BodyCompressedStreams;
 import dev.quiver.testing.EncodedColumns;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -34,7 +31,6 @@ import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.complex.DenseUnionVector;
 import org.apache.arrow.vector.complex.UnionVector;
 import org.apache.arrow.vector.compression.CompressionUtil;
-import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -355,26 +351,8 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
     assertRefused(stream, "runs " + java.util.Arrays.toString(runEnds), "column r: " + says);
   }
 
-  /**
-   * Decodes {@code stream} with Quiver and with Arrow Java's reader and asserts both give the same
-   * rows, batch by batch; returns them.
-   */
   private List<List<String>> assertSameAsArrow(byte[] stream, String source) throws IOException {
-    List<List<String>> arrowRows = new ArrayList<>();
-    try (ArrowStreamReader reader =
-        new ArrowStreamReader(
-            new ByteArrayInputStream(stream),
-            allocator,
-            org.apache.arrow.compression.CommonsCompressionFactory.INSTANCE)) {
-      while (reader.loadNextBatch()) {
-        arrowRows.add(rows(reader.getVectorSchemaRoot()));
-      }
-    }
-    try (DecodedStream decoded = ArrowIpc.decode(stream, StreamCodec.NONE, allocator, source)) {
-      assertEquals(arrowRows, batchRows(decoded, allocator), source);
-    }
-    assertTrue(!arrowRows.isEmpty() && !arrowRows.get(0).isEmpty(), source);
-    return arrowRows;
+    return IpcTestSupport.assertSameAsArrow(stream, allocator, source);
   }
 
   private IpcFormatException assertRefused(byte[] stream, String source, String... says) {

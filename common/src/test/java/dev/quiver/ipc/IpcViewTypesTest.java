@@ -1,28 +1,23 @@
 package dev.quiver.ipc;
 
-import static dev.quiver.ipc.IpcTestSupport.batchRows;
 import static dev.quiver.ipc.IpcTestSupport.rows;
 import static dev.quiver.testing.EncodedColumns.setListView;
 import static dev.quiver.testing.EncodedColumns.viewTypesKnown;
 import static dev.quiver.testing.EncodedColumns.views;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.BodyCompressedStreams;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.compression.CompressionUtil;
-import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.junit.jupiter.api.BeforeEach;
@@ -166,21 +161,7 @@ class IpcViewTypesTest extends AllocatorTestBase {
   }
 
   private List<List<String>> assertSameAsArrow(byte[] stream, String source) throws IOException {
-    List<List<String>> arrowRows = new ArrayList<>();
-    try (ArrowStreamReader reader =
-        new ArrowStreamReader(
-            new ByteArrayInputStream(stream),
-            allocator,
-            org.apache.arrow.compression.CommonsCompressionFactory.INSTANCE)) {
-      while (reader.loadNextBatch()) {
-        arrowRows.add(rows(reader.getVectorSchemaRoot()));
-      }
-    }
-    try (DecodedStream decoded = ArrowIpc.decode(stream, StreamCodec.NONE, allocator, source)) {
-      assertEquals(arrowRows, batchRows(decoded, allocator), source);
-    }
-    assertTrue(!arrowRows.isEmpty() && !arrowRows.get(0).isEmpty(), source);
-    return arrowRows;
+    return IpcTestSupport.assertSameAsArrow(stream, allocator, source);
   }
 
   private IpcFormatException assertRefused(byte[] stream, String source, String... says) {

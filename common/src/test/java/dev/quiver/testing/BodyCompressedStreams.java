@@ -6,6 +6,7 @@ import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.nio.channels.Channels;
 import java.nio.channels.WritableByteChannel;
+import java.util.function.BiFunction;
 import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorLoader;
@@ -50,9 +51,24 @@ public final class BodyCompressedStreams {
     if (WRITER == null) {
       throw new UnsupportedOperationException("this Arrow Java writes no body compression");
     }
+    return write(allocator, batches, (root, out) -> newWriter(root, dictionaries, out, codec));
+  }
+
+  /** The same stream as {@link #write} without body compression: Arrow Java's plain writer. */
+  public static byte[] uncompressed(
+      BufferAllocator allocator, DictionaryProvider dictionaries, VectorSchemaRoot... batches)
+      throws IOException {
+    return write(allocator, batches, (root, out) -> new ArrowStreamWriter(root, dictionaries, out));
+  }
+
+  private static byte[] write(
+      BufferAllocator allocator,
+      VectorSchemaRoot[] batches,
+      BiFunction<VectorSchemaRoot, ByteArrayOutputStream, ArrowStreamWriter> writerOf)
+      throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (VectorSchemaRoot root = VectorSchemaRoot.create(batches[0].getSchema(), allocator);
-        ArrowStreamWriter writer = newWriter(root, dictionaries, out, codec)) {
+        ArrowStreamWriter writer = writerOf.apply(root, out)) {
       writer.start();
       for (VectorSchemaRoot batch : batches) {
         try (ArrowRecordBatch record = new VectorUnloader(batch).getRecordBatch()) {
