@@ -5,7 +5,9 @@ import java.nio.ByteOrder;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BaseIntVector;
 import org.apache.arrow.vector.BaseLargeVariableWidthVector;
@@ -516,6 +518,25 @@ final class BatchChecks {
               + field.getName()
               + " must have two children, its run ends a signed 16, 32 or 64-bit integer: "
               + children);
+    }
+  }
+
+  /**
+   * Refuses a struct with two children of one name. Arrow Java's struct vector keeps children by
+   * name and replaces the first with the second, so the vector has fewer children than the schema:
+   * the loader then hands the following columns each other's nodes and buffers, which passed {@link
+   * #checkLayout} for other columns, and Arrow grows (and on failure leaks) a buffer.
+   */
+  static void checkStructDeclaration(Field field) throws IpcFormatException {
+    Set<String> names = new HashSet<>();
+    for (Field child : field.getChildren()) {
+      if (!names.add(child.getName())) {
+        throw new IpcFormatException(
+            String.format(
+                "column %s has two children named %s, which Arrow's struct vector cannot hold"
+                    + " (it keeps one)",
+                field.getName(), child.getName()));
+      }
     }
   }
 

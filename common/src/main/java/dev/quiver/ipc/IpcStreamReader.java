@@ -284,6 +284,8 @@ final class IpcStreamReader implements AutoCloseable {
       BatchChecks.checkUnionDeclaration(field);
     } else if (id.equals("RunEndEncoded")) {
       BatchChecks.checkRunEndDeclaration(field);
+    } else if (id.equals("Struct")) {
+      BatchChecks.checkStructDeclaration(field);
     }
     DictionaryEncoding encoding = field.getDictionary();
     if (encoding != null) {
