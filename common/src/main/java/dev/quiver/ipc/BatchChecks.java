@@ -522,20 +522,21 @@ final class BatchChecks {
   }
 
   /**
-   * Refuses a struct with two children of one name. Arrow Java's struct vector keeps children by
-   * name and replaces the first with the second, so the vector has fewer children than the schema:
-   * the loader then hands the following columns each other's nodes and buffers, which passed {@link
-   * #checkLayout} for other columns, and Arrow grows (and on failure leaks) a buffer.
+   * Refuses a struct or union with two children of one name. Arrow Java's struct and union vectors
+   * keep children by name and replace the first with the second, so the vector has fewer children
+   * than the schema: the loader then hands the following columns each other's nodes and buffers,
+   * which {@link #checkLayout} checked for other columns, and Arrow grows (and on failure leaks) a
+   * buffer.
    */
-  static void checkStructDeclaration(Field field) throws IpcFormatException {
+  static void checkChildNames(Field field) throws IpcFormatException {
     Set<String> names = new HashSet<>();
     for (Field child : field.getChildren()) {
       if (!names.add(child.getName())) {
         throw new IpcFormatException(
             String.format(
-                "column %s has two children named %s, which Arrow's struct vector cannot hold"
+                "column %s has two children named %s, which Arrow's %s vector cannot hold"
                     + " (it keeps one)",
-                field.getName(), child.getName()));
+                field.getName(), child.getName(), field.getType().getTypeID()));
       }
     }
   }

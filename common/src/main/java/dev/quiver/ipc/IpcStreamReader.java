@@ -284,8 +284,9 @@ final class IpcStreamReader implements AutoCloseable {
       BatchChecks.checkUnionDeclaration(field);
     } else if (id.equals("RunEndEncoded")) {
       BatchChecks.checkRunEndDeclaration(field);
-    } else if (id.equals("Struct")) {
-      BatchChecks.checkStructDeclaration(field);
+    }
+    if (id.equals("Struct") || id.equals("Union")) {
+      BatchChecks.checkChildNames(field);
     }
     DictionaryEncoding encoding = field.getDictionary();
     if (encoding != null) {

@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import org.apache.arrow.vector.types.UnionMode;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
@@ -16,7 +17,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * A struct whose children share a name: Arrow Java's struct vector keeps one of them, so loading
+ * A struct or union whose children share a name: Arrow Java's vector keeps one of them, so loading
  * the batch would hand later columns the wrong nodes and buffers (the fuzz finding leaked 128 bytes
  * that way). The strict reader refuses such a schema before any batch is loaded.
  */
@@ -81,6 +82,30 @@ class IpcStructChildNamesTest extends AllocatorTestBase {
                 .stream();
     assertRefused(
         stream, StreamCodec.NONE, allocator, "map", "column entries has two children named k");
+  }
+
+  @Test
+  void unionWithTwoChildrenOfOneNameIsRefusedNamingTheColumn() throws IOException {
+    Field union =
+        field(
+            "u",
+            new ArrowType.Union(UnionMode.Sparse, new int[] {0, 1}),
+            field("a", new ArrowType.Int(32, true)),
+            field("a", ArrowType.Utf8.INSTANCE));
+    byte[] stream =
+        new HostileBatch(allocator, union, 1)
+                .node(1, 0)
+                .node(1, 0)
+                .node(1, 0)
+                .buffer(new byte[] {0})
+                .emptyBuffer()
+                .intBuffer(5)
+                .emptyBuffer()
+                .buffer(new byte[] {0, 0, 0, 0, 1, 0, 0, 0})
+                .buffer("a".getBytes(StandardCharsets.UTF_8))
+                .stream();
+    assertRefused(
+        stream, StreamCodec.NONE, allocator, "union", "column u has two children named a");
   }
 
   /** The fuzz input (a selector byte, then an uncompressed Comet broadcast stream, mutated). */
