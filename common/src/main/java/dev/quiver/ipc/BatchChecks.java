@@ -5,7 +5,9 @@ import java.nio.ByteOrder;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BaseIntVector;
 import org.apache.arrow.vector.BaseLargeVariableWidthVector;
@@ -516,6 +518,26 @@ final class BatchChecks {
               + field.getName()
               + " must have two children, its run ends a signed 16, 32 or 64-bit integer: "
               + children);
+    }
+  }
+
+  /**
+   * Refuses a struct or union with two children of one name. Arrow Java's struct and union vectors
+   * keep children by name and replace the first with the second, so the vector has fewer children
+   * than the schema: the loader then hands the following columns each other's nodes and buffers,
+   * which {@link #checkLayout} checked for other columns, and Arrow grows (and on failure leaks) a
+   * buffer.
+   */
+  static void checkChildNames(Field field) throws IpcFormatException {
+    Set<String> names = new HashSet<>();
+    for (Field child : field.getChildren()) {
+      if (!names.add(child.getName())) {
+        throw new IpcFormatException(
+            String.format(
+                "column %s has two children named %s, which Arrow's %s vector cannot hold"
+                    + " (it keeps one)",
+                field.getName(), child.getName(), field.getType().getTypeID()));
+      }
     }
   }
 

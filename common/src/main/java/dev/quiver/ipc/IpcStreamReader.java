@@ -285,6 +285,9 @@ final class IpcStreamReader implements AutoCloseable {
     } else if (id.equals("RunEndEncoded")) {
       BatchChecks.checkRunEndDeclaration(field);
     }
+    if (id.equals("Struct") || id.equals("Union")) {
+      BatchChecks.checkChildNames(field);
+    }
     DictionaryEncoding encoding = field.getDictionary();
     if (encoding != null) {
       ArrowType previous = dictionaryTypes.putIfAbsent(encoding.getId(), type);
