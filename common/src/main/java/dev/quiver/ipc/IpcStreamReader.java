@@ -322,7 +322,7 @@ final class IpcStreamReader implements AutoCloseable {
       } finally {
         batch.close();
       }
-      BatchChecks.checkLoaded(root.getFieldVectors());
+      LoadedBatchChecks.checkLoaded(root.getFieldVectors());
       checkDictionaryIndices(root.getFieldVectors());
     } catch (IpcFormatException e) {
       throw e.within(m.describe() + " (record batch " + batches.size() + ")");
@@ -386,7 +386,7 @@ final class IpcStreamReader implements AutoCloseable {
       throws IpcFormatException {
     BatchChecks.checkLayout(Collections.singletonList(vector.getField()), batch, bodyLength);
     load(new VectorLoader(single(vector)), batch);
-    BatchChecks.checkLoaded(Collections.singletonList(vector));
+    LoadedBatchChecks.checkLoaded(Collections.singletonList(vector));
   }
 
   /**
@@ -460,7 +460,7 @@ final class IpcStreamReader implements AutoCloseable {
                   + encoding.getId()
                   + " before any dictionary batch defines it");
         }
-        BatchChecks.checkIndices(vector, encoding.getId(), size);
+        LoadedBatchChecks.checkIndices(vector, encoding.getId(), size);
       }
       checkDictionaryIndices(vector.getChildrenFromFields());
     }

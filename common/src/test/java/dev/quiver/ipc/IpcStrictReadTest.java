@@ -205,7 +205,7 @@ class IpcStrictReadTest extends AllocatorTestBase {
       offsets.setZero(0, 8);
       IpcFormatException e =
           assertThrows(
-              IpcFormatException.class, () -> BatchChecks.checkAscending("s", offsets, 3, 4));
+              IpcFormatException.class, () -> LoadedBatchChecks.checkAscending("s", offsets, 3, 4));
       assertTrue(
           e.getMessage().contains("column s: its offsets buffer has 8 bytes, 12 needed"),
           e.getMessage());

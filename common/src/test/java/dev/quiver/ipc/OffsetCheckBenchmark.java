@@ -14,9 +14,9 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * The decode's offset check on its own, over one column of ascending 4-byte offsets: {@code
- * checked} is {@link BatchChecks#checkAscending} (one size check, then NIO views of the memory),
- * {@code perValueGetInt} the loop it replaced ({@code ArrowBuf.getInt} per offset, each with its
- * bounds and reference-count checks), kept here as the reference.
+ * checked} is {@link LoadedBatchChecks#checkAscending} (one size check, then NIO views of the
+ * memory), {@code perValueGetInt} the loop it replaced ({@code ArrowBuf.getInt} per offset, each
+ * with its bounds and reference-count checks), kept here as the reference.
  */
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 public class OffsetCheckBenchmark extends JmhSettings {
@@ -44,7 +44,7 @@ public class OffsetCheckBenchmark extends JmhSettings {
 
   @Benchmark
   public ArrowBuf checked() throws IpcFormatException {
-    BatchChecks.checkAscending("s", offsets, values + 1L, 4);
+    LoadedBatchChecks.checkAscending("s", offsets, values + 1L, 4);
     return offsets;
   }
 
