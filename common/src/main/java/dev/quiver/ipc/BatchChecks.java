@@ -328,10 +328,9 @@ final class BatchChecks {
           "the batch has no field node for the elements of column " + field.getName());
     }
     long elements = cursor.nodes.get(cursor.node).getLength();
+    // Null rows too: Arrow sizes the child by the largest offset plus size over every row, so a
+    // null row's 2^29 would have it allocate gigabytes (a fuzz finding).
     for (long i = 0; i < length; i++) {
-      if (isNull(validity, i, length, nulls)) {
-        continue;
-      }
       long offset = width == 4 ? offsets.getInt(i * 4) : offsets.getLong(i * 8);
       long size = width == 4 ? sizes.getInt(i * 4) : sizes.getLong(i * 8);
       if (offset < 0 || size < 0 || size > elements - offset) {
