@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import dev.quiver.annotation.Internal;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -18,8 +19,10 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  * has beyond its layout's own, in the order of the schema's view columns. Arrow Java has them from
  * 14 on; Quiver's {@code common} compiles against Arrow 11 too, so they are reached by reflection,
  * and on an Arrow without them a batch has none (its schemas have no view types to need them).
+ * Public for the Spark columns that read views in place.
  */
-final class VariadicBufferCounts {
+@Internal
+public final class VariadicBufferCounts {
 
   private static final Method FLAT_LENGTH = method(RecordBatch.class, "variadicBufferCountsLength");
   private static final Method FLAT_COUNT =
@@ -66,7 +69,7 @@ final class VariadicBufferCounts {
 
   /** The counts {@code batch} carries (none on an Arrow without them). */
   @SuppressWarnings("unchecked")
-  static List<Long> of(ArrowRecordBatch batch) {
+  public static List<Long> of(ArrowRecordBatch batch) {
     if (BATCH_COUNTS == null) {
       return Collections.emptyList();
     }

@@ -258,7 +258,7 @@ public final class EncodedColumns {
   }
 
   /** {@code setSafe(i, bytes)} of a view vector, whose class Arrow 11 does not have. */
-  private static void setBytes(FieldVector vector, int i, byte[] bytes) {
+  public static void setBytes(FieldVector vector, int i, byte[] bytes) {
     try {
       vector.getClass().getMethod("setSafe", int.class, byte[].class).invoke(vector, i, bytes);
     } catch (ReflectiveOperationException e) {

@@ -1,6 +1,7 @@
 package org.apache.spark.sql.quiver
 
 import org.apache.arrow.vector.{FieldVector, ValueVector, VectorSchemaRoot}
+import org.apache.spark.sql.quiver.vectors.{ValidatedColumns, ViewTypes}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
 
 /** Arrow batches as Spark reads them: the broadcast and shuffle read paths share this. */
@@ -21,9 +22,16 @@ private[quiver] object SparkBatches {
     val columns = new Array[ColumnVector](root.getFieldVectors.size())
     var i = 0
     while (i < columns.length) {
-      columns(i) = new ArrowColumnVector(column(root.getVector(i)))
+      columns(i) = sparkColumn(column(root.getVector(i)))
       i += 1
     }
     new ColumnarBatch(columns, root.getRowCount)
+  }
+
+  /** Spark's `ArrowColumnVector` over `vector`, or Quiver's column where it has a view type. */
+  private def sparkColumn(vector: ValueVector): ColumnVector = vector match {
+    case withView: FieldVector if ViewTypes.hasView(withView.getField) =>
+      ValidatedColumns.of(withView)
+    case _ => new ArrowColumnVector(vector)
   }
 }

@@ -1,22 +1,28 @@
 package org.apache.spark.sql.quiver.vectors
 
+import java.lang.{Long => JLong}
 import java.util.{ArrayList => JArrayList, List => JList}
 
+import dev.quiver.ipc.VariadicBufferCounts
 import org.apache.arrow.memory.ArrowBuf
 import org.apache.arrow.vector.FieldVector
 import org.apache.arrow.vector.ipc.message.{ArrowFieldNode, ArrowRecordBatch}
 
 /**
  * The field nodes and buffers of one batch in Arrow IPC order (a column's node, then its buffers,
- * then its children's), handed out one at a time to the columns that load from them.
+ * then its children's), handed out one at a time to the columns that load from them; and its
+ * variadic buffer counts, one for each view column (Utf8View, BinaryView) in the same order: how
+ * many data buffers follow that column's views buffer.
  */
 final private[quiver] class BatchBuffers private (
     nodes: JList[ArrowFieldNode],
-    buffers: JList[ArrowBuf]
+    buffers: JList[ArrowBuf],
+    variadicCounts: JList[JLong]
 ) {
 
   private var node = 0
   private var buffer = 0
+  private var variadic = 0
 
   def nextNode(): ArrowFieldNode = {
     if (node >= nodes.size()) fail("field node", node, nodes.size())
@@ -30,12 +36,29 @@ final private[quiver] class BatchBuffers private (
     buffers.get(buffer - 1)
   }
 
-  /** Every node and buffer was used: the columns match the batch's layout. */
-  def checkConsumed(): Unit =
-    if (node != nodes.size() || buffer != buffers.size()) {
+  /** The number of data buffers of the next view column, at most the buffers not yet handed out. */
+  def nextVariadicCount(): Int = {
+    if (variadic >= variadicCounts.size()) {
+      fail("variadic buffer count", variadic, variadicCounts.size())
+    }
+    variadic += 1
+    val count = variadicCounts.get(variadic - 1).longValue()
+    if (count < 0 || count > buffers.size() - buffer) {
       throw new IllegalStateException(
-        s"the columns read $node of ${nodes.size()} field nodes and $buffer of " +
-          s"${buffers.size()} buffers: they do not match the batch's schema"
+        s"variadic buffer count ${variadic - 1} is $count with ${buffers.size() - buffer} " +
+          "buffers left: not a validated batch"
+      )
+    }
+    count.toInt
+  }
+
+  /** Every node, buffer and count was used: the columns match the batch's layout. */
+  def checkConsumed(): Unit =
+    if (node != nodes.size() || buffer != buffers.size() || variadic != variadicCounts.size()) {
+      throw new IllegalStateException(
+        s"the columns read $node of ${nodes.size()} field nodes, $buffer of " +
+          s"${buffers.size()} buffers and $variadic of ${variadicCounts.size()} variadic buffer " +
+          "counts: they do not match the batch's schema"
       )
     }
 
@@ -48,15 +71,21 @@ final private[quiver] class BatchBuffers private (
 private[quiver] object BatchBuffers {
 
   /** A decoded record batch's nodes and buffers (shared: neither retained nor released). */
-  def of(batch: ArrowRecordBatch): BatchBuffers = new BatchBuffers(batch.getNodes, batch.getBuffers)
+  def of(batch: ArrowRecordBatch): BatchBuffers =
+    new BatchBuffers(batch.getNodes, batch.getBuffers, VariadicBufferCounts.of(batch))
 
   /** The nodes and buffers of a loaded vector and its children, as Arrow's unloader walks them. */
   def of(vector: FieldVector): BatchBuffers = {
     val nodes = new JArrayList[ArrowFieldNode]()
     val buffers = new JArrayList[ArrowBuf]()
+    val variadicCounts = new JArrayList[JLong]()
     def walk(v: FieldVector): Unit = {
       nodes.add(new ArrowFieldNode(v.getValueCount.toLong, v.getNullCount.toLong))
-      buffers.addAll(v.getFieldBuffers)
+      val own = v.getFieldBuffers
+      buffers.addAll(own)
+      // A view vector's buffers are its validity, its views, then its data buffers.
+      if (ViewTypes.isByteView(v.getField.getType))
+        variadicCounts.add(JLong.valueOf(own.size() - 2L))
       val children = v.getChildrenFromFields
       var i = 0
       while (i < children.size()) {
@@ -65,6 +94,6 @@ private[quiver] object BatchBuffers {
       }
     }
     walk(vector)
-    new BatchBuffers(nodes, buffers)
+    new BatchBuffers(nodes, buffers, variadicCounts)
   }
 }

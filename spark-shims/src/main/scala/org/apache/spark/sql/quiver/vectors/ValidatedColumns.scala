@@ -7,7 +7,15 @@ import org.apache.arrow.vector.{FieldVector, ValueVector}
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch
 import org.apache.arrow.vector.types.{DateUnit, FloatingPointPrecision, TimeUnit}
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, Schema}
-import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.types.{
+  ArrayType,
+  BinaryType,
+  DataType,
+  MapType,
+  StringType,
+  StructField,
+  StructType
+}
 import org.apache.spark.sql.util.ArrowUtils
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
 
@@ -103,8 +111,13 @@ private[quiver] object ValidatedColumns {
   def column(field: Field): Option[ValidatedColumnVector] = spec(field).map(_.newColumn())
 
   private def spec(field: Field): Option[ColumnSpec] =
-    if (!nativeLittleEndian || !readable(field)) None
-    else Some(ColumnSpec(field))
+    if (!reads(field)) None else Some(ColumnSpec(field))
+
+  /**
+   * Whether a [[ValidatedColumnVector]] reads `field` and its children. Where it does not, Spark's
+   * `ArrowColumnVector` reads the field instead, and no view type below it can be read.
+   */
+  def reads(field: Field): Boolean = nativeLittleEndian && readable(field)
 
   private def readable(field: Field): Boolean =
     field.getDictionary == null && {
@@ -134,6 +147,8 @@ private[quiver] object ValidatedColumns {
         case t: ArrowType.Timestamp => t.getUnit == TimeUnit.MICROSECOND
         case _: ArrowType.Struct => childrenReadable
         case _: ArrowType.List => children.size() == 1 && childrenReadable
+        case view if ViewTypes.isByteView(view) => true
+        case view if ViewTypes.isListView(view) => children.size() == 1 && childrenReadable
         case _: ArrowType.Map =>
           children.size() == 1 && children.get(0).getChildren.size() == 2 && childrenReadable
         case _ => false
@@ -170,8 +185,18 @@ private[quiver] object ValidatedColumns {
       case _: ArrowType.Timestamp => new LongColumn(sparkType)
       case _: ArrowType.Struct => new StructColumn(sparkType, children.map(_.newColumn()))
       case _: ArrowType.List => new ListColumn(sparkType, children(0).newColumn())
-      case _ => new MapColumn(sparkType, children(0).newColumn(), children(1).newColumn())
+      case _: ArrowType.Map =>
+        new MapColumn(sparkType, children(0).newColumn(), children(1).newColumn())
+      case view => newViewColumn(view)
     }
+
+    private def newViewColumn(view: ArrowType): ValidatedColumnVector =
+      view.getTypeID.name match {
+        case "Utf8View" => new StringViewColumn(sparkType)
+        case "BinaryView" => new BinaryViewColumn(sparkType)
+        case "ListView" => new ListViewColumn(sparkType, 4, children(0).newColumn())
+        case _ => new ListViewColumn(sparkType, 8, children(0).newColumn())
+      }
   }
 
   private object ColumnSpec {
@@ -185,11 +210,31 @@ private[quiver] object ValidatedColumns {
           Seq(entries.get(0), entries.get(1))
         case _ => (0 until field.getChildren.size()).map(i => field.getChildren.get(i))
       }
-      new ColumnSpec(
-        field.getType,
-        ArrowUtils.fromArrowField(field),
-        children.map(c => apply(c)).toArray
-      )
+      new ColumnSpec(field.getType, sparkType(field), children.map(c => apply(c)).toArray)
     }
+
+    /**
+     * The Spark type Spark's own conversion gives `field`; for a view type, the type of its
+     * counterpart (`Utf8View` a string, `BinaryView` a binary, a list view an array), which Spark's
+     * conversion does not know, nor a type with one below it.
+     */
+    private def sparkType(field: Field): DataType =
+      if (!ViewTypes.hasView(field)) ArrowUtils.fromArrowField(field)
+      else {
+        def child(i: Int) = field.getChildren.get(i)
+        field.getType.getTypeID.name match {
+          case "Utf8View" => StringType
+          case "BinaryView" => BinaryType
+          case "ListView" | "LargeListView" | "List" =>
+            ArrayType(sparkType(child(0)), child(0).isNullable)
+          case "Struct" =>
+            StructType((0 until field.getChildren.size()).map { i =>
+              StructField(child(i).getName, sparkType(child(i)), child(i).isNullable)
+            })
+          case _ => // Map: its entries' key and value
+            val entries = child(0).getChildren
+            MapType(sparkType(entries.get(0)), sparkType(entries.get(1)), entries.get(1).isNullable)
+        }
+      }
   }
 }
