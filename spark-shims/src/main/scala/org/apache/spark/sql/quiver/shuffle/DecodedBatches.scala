@@ -2,8 +2,10 @@ package org.apache.spark.sql.quiver.shuffle
 
 import dev.quiver.shuffle.ShuffleBlockDecoder
 import org.apache.arrow.vector.VectorSchemaRoot
+import org.apache.arrow.vector.types.pojo.Schema
 import org.apache.arrow.vector.util.VectorSchemaRootAppender
 import org.apache.spark.sql.quiver.SparkBatches.toColumnarBatch
+import org.apache.spark.sql.quiver.vectors.ViewTypes
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
@@ -65,7 +67,7 @@ final private[quiver] class DecodedBatches(task: ReduceTask, batchSize: Int)
           pending = false
         } else if (coalesced != null && coalesced.getRowCount + rows > batchSize) {
           result = handOnCoalesced() // `root` stays pending for the next call
-        } else if (coalesced == null && rows >= batchSize) {
+        } else if (coalesced == null && (rows >= batchSize || !appendable(root))) {
           pending = false
           result = toColumnarBatch(root)
         } else {
@@ -85,6 +87,29 @@ final private[quiver] class DecodedBatches(task: ReduceTask, batchSize: Int)
       task.countRecords(rows)
     }
     pending
+  }
+
+  /** The schema [[appendable]] last saw, and its answer: a partition's batches share one. */
+  private var appendableSchema: Schema = _
+  private var appendableAnswer = false
+
+  /**
+   * Whether Arrow's appender can append `root`'s batches: it has no list views (Arrow 18 and 19's
+   * appender throws on them), so a batch with one is handed on as decoded, however small.
+   */
+  private def appendable(root: VectorSchemaRoot): Boolean = {
+    val schema = root.getSchema
+    if (!(schema eq appendableSchema)) {
+      appendableSchema = schema
+      appendableAnswer = true
+      val fields = schema.getFields
+      var i = 0
+      while (appendableAnswer && i < fields.size()) {
+        appendableAnswer = !ViewTypes.has(fields.get(i), ViewTypes.isListView)
+        i += 1
+      }
+    }
+    appendableAnswer
   }
 
   private def append(root: VectorSchemaRoot): Unit = {

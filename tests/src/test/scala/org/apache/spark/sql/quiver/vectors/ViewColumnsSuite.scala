@@ -8,6 +8,7 @@ import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 import org.apache.arrow.vector.{FieldVector, IntVector, VectorSchemaRoot}
 import org.apache.arrow.vector.complex.StructVector
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
+import org.apache.arrow.vector.util.VectorSchemaRootAppender
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.quiver.{QuiverSparkSession, SparkBatches, SparkCodec}
@@ -107,6 +108,28 @@ class ViewColumnsSuite extends AnyFunSuite with QuiverSparkSession {
         }
         assert(sparkRows(batch) == arrowRows(root))
       } finally root.close()
+    }
+  }
+
+  test("small shuffled batches with string views coalesce as the shuffle read appends them") {
+    assumeViews()
+    withAllocator { allocator =>
+      val views = EncodedColumns.views(allocator)
+      // Arrow's appender appends byte views, not list views: DecodedBatches hands those on alone.
+      val part =
+        new VectorSchemaRoot(java.util.Arrays.asList(views.getVector("v"), views.getVector("b")))
+      val coalesced = VectorSchemaRoot.create(part.getSchema, allocator)
+      try {
+        coalesced.allocateNew() // as DecodedBatches does: Arrow's appender reads its offsets
+        VectorSchemaRootAppender.append(coalesced, part)
+        VectorSchemaRootAppender.append(coalesced, part)
+        val rows = sparkRows(SparkBatches.toColumnarBatch(coalesced))
+        assert(rows.size == 12)
+        assert(rows == arrowRows(part) ++ arrowRows(part))
+      } finally {
+        coalesced.close()
+        views.close()
+      }
     }
   }
 
