@@ -19,13 +19,15 @@ import org.apache.arrow.vector.types.pojo.Field;
  * read, so that the strict reader checks and loads it as any other. Only a buffer's values change
  * order; the IPC metadata is little-endian whatever the schema says.
  *
- * <p>A buffer of multi-byte values (fixed-width values, offsets, dictionary indices) is copied into
- * a fresh buffer of the same length, each value's bytes reversed: every whole value the buffer
- * holds, whatever its field node claims (the layout checks, which run on the result, bound the
- * lengths), and any bytes after the last whole value as they are. A value made of parts is reversed
- * part by part (an interval of days and milliseconds, of months, days and nanoseconds); a decimal
- * is one integer of 16 or 32 bytes. Validity bitmaps and buffers of bytes (booleans, strings,
- * binaries, fixed-size binaries) are taken as they are, without a copy.
+ * <p>A buffer of multi-byte values (fixed-width values, offsets, list view sizes, dictionary
+ * indices) is copied into a fresh buffer of the same length, each value's bytes reversed: every
+ * whole value the buffer holds, whatever its field node claims (the layout checks, which run on the
+ * result, bound the lengths), and any bytes after the last whole value as they are. A value made of
+ * parts is reversed part by part (an interval of days and milliseconds, of months, days and
+ * nanoseconds); a decimal is one integer of 16 or 32 bytes. Validity bitmaps and buffers of bytes
+ * (booleans, strings, binaries, fixed-size binaries, union type ids) are taken as they are, without
+ * a copy. Unions, run-end encoding and list views have no values of their own beyond those; the
+ * string and binary views are refused by name.
  *
  * <p>Arrow Java does none of this: its schema reader ignores the flag (and its writer sets it to
  * the JVM's native order), so it reads a big-endian stream's values byte-swapped.
@@ -125,8 +127,12 @@ final class BigEndianConversion {
         parts.add(new int[] {layout.getTypeBitWidth() / 8});
       } else if (kind == BufferLayout.BufferType.DATA) {
         parts.add(valueParts(type));
-      } else if (kind == BufferLayout.BufferType.VALIDITY) {
+      } else if (kind == BufferLayout.BufferType.VALIDITY || kind == BufferLayout.BufferType.TYPE) {
+        // Bits, and a union's one-byte type ids.
         parts.add(BYTES);
+      } else if (kind.name().equals("SIZE")) {
+        // A list view's sizes, as wide as its offsets (by name: Arrow 11 has no such buffer).
+        parts.add(new int[] {layout.getTypeBitWidth() / 8});
       } else {
         throw new IpcFormatException(
             "column "
@@ -160,6 +166,7 @@ final class BigEndianConversion {
       case Binary:
       case LargeBinary:
       case FixedSizeBinary:
+      case Union:
         return BYTES;
       case Int:
         return whole(((ArrowType.Int) type).getBitWidth());
@@ -194,7 +201,24 @@ final class BigEndianConversion {
             return null;
         }
       default:
-        return null;
+        return hasNoDataBuffer(type) ? BYTES : null;
+    }
+  }
+
+  /**
+   * Whether {@code type}, one Arrow 11 does not know, has no data buffer of its own: run-end
+   * encoding (its run ends are a child) and the list views (offsets and sizes, converted as such).
+   * The string and binary views are not among them: a view's last 8 bytes are a buffer index and an
+   * offset or inline bytes, as its length says, which this class does not convert.
+   */
+  private static boolean hasNoDataBuffer(ArrowType type) {
+    switch (type.getTypeID().name()) {
+      case "RunEndEncoded":
+      case "ListView":
+      case "LargeListView":
+        return true;
+      default:
+        return false;
     }
   }
 

@@ -229,8 +229,8 @@ public final class SeedCorpus {
 
   /**
    * Big-endian twins ({@link BigEndianStreams}) of little-endian streams: every type in one batch,
-   * uncompressed and with zstd body compression, and the dictionary-encoded column of {@code
-   * dictionary}.
+   * uncompressed and with zstd body compression, the dictionary-encoded column of {@code
+   * dictionary}, both unions with a run-end encoded column, and the list views.
    */
   Map<String, byte[]> bigEndianStreams(byte[] dictionary) throws IOException {
     Map<String, byte[]> streams = new LinkedHashMap<>();
@@ -242,6 +242,19 @@ public final class SeedCorpus {
     streams.put("big-endian-every-type", BigEndianStreams.twin(everyType, allocator));
     streams.put("big-endian-zstd-every-type", BigEndianStreams.twin(everyType, allocator, true));
     streams.put("big-endian-dictionary", BigEndianStreams.twin(dictionary, allocator));
+    try (VectorSchemaRoot root = EncodedColumns.unionsAndRuns(allocator)) {
+      byte[] little = ArrowIpc.encode(root, null, StreamCodec.NONE);
+      streams.put("big-endian-unions-runs", BigEndianStreams.twin(little, allocator));
+    }
+    if (EncodedColumns.viewTypesKnown()) {
+      try (VectorSchemaRoot views = EncodedColumns.views(allocator)) {
+        // The list views alone: the string and binary views do not convert.
+        VectorSchemaRoot lists =
+            new VectorSchemaRoot(List.of(views.getVector("l"), views.getVector("ll")));
+        byte[] little = ArrowIpc.encode(lists, null, StreamCodec.NONE);
+        streams.put("big-endian-list-views", BigEndianStreams.twin(little, allocator));
+      }
+    }
     return streams;
   }
 

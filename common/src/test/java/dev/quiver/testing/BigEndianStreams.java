@@ -227,6 +227,8 @@ public final class BigEndianStreams {
       ByteBuffer big = ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN);
       if (layout.getType() == BufferLayout.BufferType.OFFSET) {
         writeOffsets(vector, layout.getTypeBitWidth() / 8, big);
+      } else if (layout.getType().name().equals("SIZE")) {
+        writeSizes(vector, layout.getTypeBitWidth() / 8, big);
       } else if (layout.getType() == BufferLayout.BufferType.DATA) {
         writeValues(vector, big);
       }
@@ -245,6 +247,19 @@ public final class BigEndianStreams {
         big.putInt(i * 4, offsets.getInt(i * 4L));
       } else {
         big.putLong(i * 8, offsets.getLong(i * 8L));
+      }
+    }
+  }
+
+  /** A list view's sizes, one per value (its third buffer), as {@link #writeOffsets} does. */
+  private static void writeSizes(FieldVector vector, int width, ByteBuffer big) {
+    ArrowBuf sizes = vector.getFieldBuffers().get(2);
+    long count = Math.min(vector.getValueCount(), big.capacity() / width);
+    for (int i = 0; i < count; i++) {
+      if (width == 4) {
+        big.putInt(i * 4, sizes.getInt(i * 4L));
+      } else {
+        big.putLong(i * 8, sizes.getLong(i * 8L));
       }
     }
   }
