@@ -40,6 +40,17 @@ final class BigEndianConversion {
   /** The parts of a value whose bytes are taken as they are: none to reverse. */
   private static final int[] BYTES = new int[0];
 
+  /**
+   * Marks a string or binary view column's views buffer: 16 bytes a view, whose parts depend on its
+   * length ({@link #viewsReversed}). Compared by identity.
+   */
+  private static final int[] VIEWS = {4, 4, 4, 4};
+
+  /** A string or binary view's bytes, and the most of them a value stored inline may take. */
+  private static final int STRING_VIEW_BYTES = 16;
+
+  private static final int INLINE_BYTES = 12;
+
   private BigEndianConversion() {}
 
   /**
@@ -79,8 +90,10 @@ final class BigEndianConversion {
     List<ArrowBuf> out = new ArrayList<>(in.size());
     try {
       List<int[]> parts = new ArrayList<>(in.size());
+      List<Long> variadicCounts = VariadicBufferCounts.of(batch);
+      int[] nextCount = {0};
       for (Field field : fields) {
-        addParts(field, parts, in.size());
+        addParts(field, parts, in.size(), variadicCounts, nextCount);
       }
       long copied = 0;
       for (int i = 0; i < in.size(); i++) {
@@ -100,10 +113,13 @@ final class BigEndianConversion {
                       + " its %d-byte body (buffers share bytes)",
                   copied, bodyLength));
         }
-        out.add(reversed(buffer, valueParts, allocator));
+        out.add(
+            valueParts == VIEWS
+                ? viewsReversed(buffer, allocator)
+                : reversed(buffer, valueParts, allocator));
       }
       // The batch takes its own reference on each buffer; ours are released below.
-      return new ArrowRecordBatch(batch.getLength(), batch.getNodes(), out);
+      return VariadicBufferCounts.batch(batch.getLength(), batch.getNodes(), out, variadicCounts);
     } finally {
       AutoCloseables.closeNoChecked(AutoCloseables.all(out));
     }
@@ -112,9 +128,22 @@ final class BigEndianConversion {
   /**
    * Adds the value parts of each buffer of {@code field} and its children, in the batch's order.
    */
-  private static void addParts(Field field, List<int[]> parts, int buffers)
+  private static void addParts(
+      Field field, List<int[]> parts, int buffers, List<Long> variadicCounts, int[] nextCount)
       throws IpcFormatException {
     ArrowType type = field.getType();
+    if (isByteView(type)) {
+      // Its validity bitmap, its views, then as many data buffers of bytes as its count says (the
+      // reader bounded the counts by the batch's buffers; the batch checks match them to columns).
+      parts.add(BYTES);
+      parts.add(VIEWS);
+      long dataBuffers =
+          nextCount[0] < variadicCounts.size() ? variadicCounts.get(nextCount[0]++) : 0;
+      for (long i = 0; i < dataBuffers && parts.size() < buffers; i++) {
+        parts.add(BYTES);
+      }
+      return;
+    }
     for (BufferLayout layout : BatchChecks.bufferLayouts(field)) {
       if (parts.size() >= buffers) {
         throw new IpcFormatException(
@@ -143,7 +172,7 @@ final class BigEndianConversion {
       }
     }
     for (Field child : field.getChildren()) {
-      addParts(child, parts, buffers);
+      addParts(child, parts, buffers, variadicCounts, nextCount);
     }
   }
 
@@ -218,7 +247,44 @@ final class BigEndianConversion {
       case "LargeListView":
         return true;
       default:
-        return false;
+        return isByteView(type);
+    }
+  }
+
+  /** {@code Utf8View} or {@code BinaryView}, by name: Arrow 11 has neither. */
+  private static boolean isByteView(ArrowType type) {
+    String name = type.getTypeID().name();
+    return name.equals("Utf8View") || name.equals("BinaryView");
+  }
+
+  /**
+   * A fresh buffer of {@code buffer}'s length holding its views in little-endian order; the caller
+   * owns it. A view's length comes first; a value of up to 12 bytes follows it inline, bytes taken
+   * as they are; a longer one has 4 bytes of its prefix, then its data buffer's index and its
+   * offset there, both reversed. A view whose length is negative is converted as an inline one: the
+   * batch checks refuse it (or leave it unread, in a null row). Bytes after the last whole view are
+   * copied as they are.
+   */
+  private static ArrowBuf viewsReversed(ArrowBuf buffer, BufferAllocator allocator) {
+    long length = buffer.capacity();
+    ArrowBuf out = allocator.buffer(length);
+    try {
+      out.setBytes(0, buffer, 0, length);
+      // ArrowBuf reads and writes in Arrow's memory order, little-endian: a big-endian int read
+      // through it comes out reversed.
+      for (long at = 0; at + STRING_VIEW_BYTES <= length; at += STRING_VIEW_BYTES) {
+        int valueLength = Integer.reverseBytes(buffer.getInt(at));
+        out.setInt(at, valueLength);
+        if (valueLength > INLINE_BYTES) {
+          out.setInt(at + 8, Integer.reverseBytes(buffer.getInt(at + 8)));
+          out.setInt(at + 12, Integer.reverseBytes(buffer.getInt(at + 12)));
+        }
+      }
+      ArrowBuf exact = out.slice(0, length);
+      exact.getReferenceManager().retain();
+      return exact;
+    } finally {
+      out.close();
     }
   }
 

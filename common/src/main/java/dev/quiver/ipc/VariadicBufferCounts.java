@@ -19,7 +19,7 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  * has beyond its layout's own, in the order of the schema's view columns. Arrow Java has them from
  * 14 on; Quiver's {@code common} compiles against Arrow 11 too, so they are reached by reflection,
  * and on an Arrow without them a batch has none (its schemas have no view types to need them).
- * Public for the Spark columns that read views in place.
+ * Public for the Spark columns that read views in place, and for the tests' stream writers.
  */
 @Internal
 public final class VariadicBufferCounts {
@@ -82,7 +82,7 @@ public final class VariadicBufferCounts {
   }
 
   /** A batch of {@code buffers} with {@code counts}; without counts, Arrow's plain batch. */
-  static ArrowRecordBatch batch(
+  public static ArrowRecordBatch batch(
       int rows, List<ArrowFieldNode> nodes, List<ArrowBuf> buffers, List<Long> counts) {
     if (counts.isEmpty() || WITH_COUNTS == null) {
       return new ArrowRecordBatch(rows, nodes, buffers);

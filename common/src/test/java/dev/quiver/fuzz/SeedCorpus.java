@@ -230,7 +230,7 @@ public final class SeedCorpus {
   /**
    * Big-endian twins ({@link BigEndianStreams}) of little-endian streams: every type in one batch,
    * uncompressed and with zstd body compression, the dictionary-encoded column of {@code
-   * dictionary}, both unions with a run-end encoded column, and the list views.
+   * dictionary}, both unions with a run-end encoded column, and the four view types.
    */
   Map<String, byte[]> bigEndianStreams(byte[] dictionary) throws IOException {
     Map<String, byte[]> streams = new LinkedHashMap<>();
@@ -248,11 +248,8 @@ public final class SeedCorpus {
     }
     if (EncodedColumns.viewTypesKnown()) {
       try (VectorSchemaRoot views = EncodedColumns.views(allocator)) {
-        // The list views alone: the string and binary views do not convert.
-        VectorSchemaRoot lists =
-            new VectorSchemaRoot(List.of(views.getVector("l"), views.getVector("ll")));
-        byte[] little = ArrowIpc.encode(lists, null, StreamCodec.NONE);
-        streams.put("big-endian-list-views", BigEndianStreams.twin(little, allocator));
+        byte[] little = ArrowIpc.encode(views, null, StreamCodec.NONE);
+        streams.put("big-endian-views", BigEndianStreams.twin(little, allocator));
       }
     }
     return streams;

@@ -2,6 +2,7 @@ package dev.quiver.testing;
 
 import com.github.luben.zstd.Zstd;
 import com.google.flatbuffers.FlatBufferBuilder;
+import dev.quiver.ipc.VariadicBufferCounts;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -195,13 +196,18 @@ public final class BigEndianStreams {
         arrow.writerIndex(stored.length);
         written.add(arrow);
       }
+      List<Long> variadicCounts = VariadicBufferCounts.of(little);
+      if (zstd && !variadicCounts.isEmpty()) {
+        throw new IllegalArgumentException("no zstd twin of a batch with view columns here");
+      }
       return zstd
           ? new ArrowRecordBatch(
               little.getLength(),
               little.getNodes(),
               written,
               new ArrowBodyCompression(CompressionType.ZSTD, BodyCompressionMethod.BUFFER))
-          : new ArrowRecordBatch(little.getLength(), little.getNodes(), written);
+          : VariadicBufferCounts.batch(
+              little.getLength(), little.getNodes(), written, variadicCounts);
     } finally {
       // The batch holds its own references.
       for (ArrowBuf buffer : written) {
@@ -220,10 +226,13 @@ public final class BigEndianStreams {
   /** Adds the buffers of {@code vector} and its children, as the batch orders them. */
   private static void addBuffers(FieldVector vector, List<ArrowBuf> source, List<byte[]> out) {
     ArrowType type = vector.getField().getType();
+    String typeName = type.getTypeID().name();
+    if (typeName.equals("Utf8View") || typeName.equals("BinaryView")) {
+      addViewBuffers(vector, source, out);
+      return;
+    }
     for (BufferLayout layout : TypeLayout.getTypeLayout(type).getBufferLayouts()) {
-      ArrowBuf original = source.get(out.size());
-      byte[] bytes = new byte[(int) original.readableBytes()];
-      original.getBytes(original.readerIndex(), bytes);
+      byte[] bytes = bytesOf(source.get(out.size()));
       ByteBuffer big = ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN);
       if (layout.getType() == BufferLayout.BufferType.OFFSET) {
         writeOffsets(vector, layout.getTypeBitWidth() / 8, big);
@@ -237,6 +246,40 @@ public final class BigEndianStreams {
     for (FieldVector child : vector.getChildrenFromFields()) {
       addBuffers(child, source, out);
     }
+  }
+
+  /**
+   * A string or binary view column's buffers: its validity bitmap and data buffers as they are, and
+   * each non-null view's length, buffer index and offset (those of a value longer than 12 bytes)
+   * big-endian; a null row's view as it is (nothing reads it).
+   */
+  private static void addViewBuffers(FieldVector vector, List<ArrowBuf> source, List<byte[]> out) {
+    List<ArrowBuf> own = vector.getFieldBuffers(); // validity, views, then the data buffers
+    out.add(bytesOf(source.get(out.size())));
+    byte[] views = bytesOf(source.get(out.size()));
+    ByteBuffer big = ByteBuffer.wrap(views).order(ByteOrder.BIG_ENDIAN);
+    ArrowBuf loaded = own.get(1);
+    for (int i = 0; i < vector.getValueCount(); i++) {
+      if (vector.isNull(i)) {
+        continue;
+      }
+      int length = loaded.getInt(i * 16L);
+      big.putInt(i * 16, length);
+      if (length > 12) {
+        big.putInt(i * 16 + 8, loaded.getInt(i * 16L + 8));
+        big.putInt(i * 16 + 12, loaded.getInt(i * 16L + 12));
+      }
+    }
+    out.add(views);
+    for (int i = 2; i < own.size(); i++) {
+      out.add(bytesOf(source.get(out.size())));
+    }
+  }
+
+  private static byte[] bytesOf(ArrowBuf buffer) {
+    byte[] bytes = new byte[(int) buffer.readableBytes()];
+    buffer.getBytes(buffer.readerIndex(), bytes);
+    return bytes;
   }
 
   private static void writeOffsets(FieldVector vector, int width, ByteBuffer big) {
