@@ -364,8 +364,15 @@ final class BatchChecks {
     }
   }
 
-  /** Whether value {@code i} is null, by a bitmap {@link #checkValidity} accepted. */
+  /**
+   * Whether value {@code i} is null, by a bitmap {@link #checkValidity} accepted. Never where the
+   * node says the column has no nulls: readers that trust the count (Quiver's Spark columns) then
+   * read every value, whatever the bitmap says, so every value is checked.
+   */
   private static boolean isNull(ArrowBuf validity, long i, long length, long nulls) {
+    if (nulls == 0) {
+      return false;
+    }
     if (validity.capacity() == 0) {
       return nulls == length;
     }

@@ -122,7 +122,7 @@ public final class Coalescer {
     }
     if (dictionaries
         || (streams.size() == 1 && batches == 1)
-        || hasNestedNullField(decoded.get(0).schema().getFields(), false)) {
+        || appenderCannotMerge(decoded.get(0).schema().getFields(), false)) {
       return new Result(new ArrayList<>(streams), streams.size(), batches, rows, false);
     }
     byte[] merged = merge(decoded, rows, codec, allocator);
@@ -132,15 +132,20 @@ public final class Coalescer {
   }
 
   /**
-   * Whether a null-typed field sits inside a struct, list or map. Arrow's appender cannot grow such
-   * a parent (the null child never gains capacity), so those streams are left as they are.
+   * Whether Arrow's appender cannot merge batches of {@code fields}, so that their streams are left
+   * as they are: a null-typed field inside a struct, list or map (the appender cannot grow such a
+   * parent: the null child never gains capacity), or a view type (Arrow 18 and 19's appender throws
+   * on list views, and 18.1's on string and binary views too). By name: Arrow 11 has no views.
    */
-  private static boolean hasNestedNullField(List<Field> fields, boolean nested) {
+  private static boolean appenderCannotMerge(List<Field> fields, boolean nested) {
     for (Field field : fields) {
       if (nested && field.getType().getTypeID() == ArrowType.ArrowTypeID.Null) {
         return true;
       }
-      if (hasNestedNullField(field.getChildren(), true)) {
+      if (field.getType().getTypeID().name().endsWith("View")) {
+        return true;
+      }
+      if (appenderCannotMerge(field.getChildren(), true)) {
         return true;
       }
     }

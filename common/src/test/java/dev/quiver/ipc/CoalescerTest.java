@@ -8,10 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorTestBase;
+import dev.quiver.testing.EncodedColumns;
 import dev.quiver.testing.TestData;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -85,6 +87,23 @@ class CoalescerTest extends AllocatorTestBase {
     assertEquals(2, result.inputStreams());
     assertEquals(2, result.inputBatches());
     assertEquals(4, result.rows());
+  }
+
+  @Test
+  void streamsWithViewTypesAreReturnedUnchanged() throws IOException {
+    assumeTrue(EncodedColumns.viewTypesKnown(), "this Arrow Java has no view types");
+    byte[] stream;
+    try (VectorSchemaRoot views = EncodedColumns.views(allocator)) {
+      stream = ArrowIpc.encode(views, null, SparkStreamCodec.LZ4);
+    }
+    List<byte[]> streams = Arrays.asList(stream, stream);
+
+    // Arrow's appender would throw on the list views.
+    Coalescer.Result result = Coalescer.coalesce(streams, SparkStreamCodec.LZ4, allocator);
+
+    assertFalse(result.coalesced());
+    assertSame(streams.get(1), result.streams().get(1));
+    assertEquals(12, result.rows());
   }
 
   @Test

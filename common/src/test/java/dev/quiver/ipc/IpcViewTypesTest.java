@@ -12,6 +12,7 @@ import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.BodyCompressedStreams;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import org.apache.arrow.memory.ArrowBuf;
@@ -19,6 +20,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -98,6 +100,27 @@ class IpcViewTypesTest extends AllocatorTestBase {
               viewBuffer(root, "v").setInt(16 + 8, 99);
             });
     assertSameAsArrow(stream, "null view");
+  }
+
+  @Test
+  void aNullRowsViewIsCheckedWhereTheNodeSaysThereAreNoNulls() throws IOException {
+    // Row 1's bit says null, but the node counts no nulls: readers that trust the count (Quiver's
+    // Spark columns) read row 1's view, so it is checked.
+    try (VectorSchemaRoot root = views(allocator)) {
+      viewBuffer(root, "v").setInt(16, 100);
+      viewBuffer(root, "v").setInt(16 + 12, 1 << 20);
+      try (ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
+        List<ArrowFieldNode> nodes = new ArrayList<>(batch.getNodes());
+        nodes.set(0, new ArrowFieldNode(nodes.get(0).getLength(), 0));
+        try (ArrowRecordBatch noNulls =
+            VariadicBufferCounts.batch(
+                batch.getLength(), nodes, batch.getBuffers(), VariadicBufferCounts.of(batch))) {
+          byte[] stream =
+              new RawStreamWriter().schema(root.getSchema()).message(noNulls).end().toByteArray();
+          assertRefused(stream, "no nulls counted", "column v: row 1's view ");
+        }
+      }
+    }
   }
 
   @Test

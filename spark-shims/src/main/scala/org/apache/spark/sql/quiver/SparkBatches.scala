@@ -18,13 +18,18 @@ private[quiver] object SparkBatches {
       root: VectorSchemaRoot,
       column: FieldVector => ValueVector = vector => vector
   ): ColumnarBatch = {
-    SparkReadableSchema.check(root.getSchema, "a decoded batch")
-    val columns = new Array[ColumnVector](root.getFieldVectors.size())
+    val read = new Array[ValueVector](root.getFieldVectors.size())
     var i = 0
-    while (i < columns.length) {
-      columns(i) = sparkColumn(column(root.getVector(i)))
+    while (i < read.length) {
+      val vector = root.getVector(i)
+      read(i) = column(vector)
+      // The schema's field where Spark reads the vector itself: a union vector's own field makes
+      // up type ids of its own.
+      val field = if (read(i) eq vector) root.getSchema.getFields.get(i) else read(i).getField
+      SparkReadableSchema.checkColumn(field, vector.getName, "a decoded batch")
       i += 1
     }
+    val columns = read.map(sparkColumn)
     new ColumnarBatch(columns, root.getRowCount)
   }
 

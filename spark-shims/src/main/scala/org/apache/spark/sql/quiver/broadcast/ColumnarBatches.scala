@@ -31,7 +31,7 @@ class ColumnarBatches(reader: BroadcastReader) extends Iterator[ColumnarBatch] {
     val streams = reader.broadcast().streams()
     var i = 0
     while (i < streams.size()) {
-      SparkReadableSchema.check(streams.get(i).schema(), s"broadcast stream $i")
+      SparkReadableSchema.check(streams.get(i).schema(), streams.get(i), s"broadcast stream $i")
       i += 1
     }
   }

@@ -94,8 +94,9 @@ final private[quiver] class DecodedBatches(task: ReduceTask, batchSize: Int)
   private var appendableAnswer = false
 
   /**
-   * Whether Arrow's appender can append `root`'s batches: it has no list views (Arrow 18 and 19's
-   * appender throws on them), so a batch with one is handed on as decoded, however small.
+   * Whether Arrow's appender can append `root`'s batches: it has no view types (Arrow 18 and 19's
+   * appender throws on list views, 18.1's on string and binary views too), so a batch with one is
+   * handed on as decoded, however small.
    */
   private def appendable(root: VectorSchemaRoot): Boolean = {
     val schema = root.getSchema
@@ -105,7 +106,7 @@ final private[quiver] class DecodedBatches(task: ReduceTask, batchSize: Int)
       val fields = schema.getFields
       var i = 0
       while (appendableAnswer && i < fields.size()) {
-        appendableAnswer = !ViewTypes.has(fields.get(i), ViewTypes.isListView)
+        appendableAnswer = !ViewTypes.hasView(fields.get(i))
         i += 1
       }
     }

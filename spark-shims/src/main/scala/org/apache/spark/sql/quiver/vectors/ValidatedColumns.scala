@@ -51,7 +51,7 @@ final private[quiver] class ValidatedColumns private (columns: Array[ValidatedCo
 private[quiver] object ValidatedColumns {
 
   /** The reads assume Arrow's little-endian layout in native order. */
-  private val nativeLittleEndian = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN
+  val nativeLittleEndian = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN
 
   /**
    * Each schema's column specs (None: not read here), worked out once while the schema lives, not
@@ -147,11 +147,14 @@ private[quiver] object ValidatedColumns {
         case t: ArrowType.Timestamp => t.getUnit == TimeUnit.MICROSECOND
         case _: ArrowType.Struct => childrenReadable
         case _: ArrowType.List => children.size() == 1 && childrenReadable
-        case view if ViewTypes.isByteView(view) => true
-        case view if ViewTypes.isListView(view) => children.size() == 1 && childrenReadable
         case _: ArrowType.Map =>
           children.size() == 1 && children.get(0).getChildren.size() == 2 && childrenReadable
-        case _ => false
+        case other =>
+          other.getTypeID.name match {
+            case "Utf8View" | "BinaryView" => true
+            case "ListView" | "LargeListView" => children.size() == 1 && childrenReadable
+            case _ => false
+          }
       }
     }
 
@@ -195,7 +198,8 @@ private[quiver] object ValidatedColumns {
         case "Utf8View" => new StringViewColumn(sparkType)
         case "BinaryView" => new BinaryViewColumn(sparkType)
         case "ListView" => new ListViewColumn(sparkType, 4, children(0).newColumn())
-        case _ => new ListViewColumn(sparkType, 8, children(0).newColumn())
+        case "LargeListView" => new ListViewColumn(sparkType, 8, children(0).newColumn())
+        case _ => throw new IllegalStateException(s"no column reads $view: readable() let it by")
       }
   }
 
@@ -231,9 +235,10 @@ private[quiver] object ValidatedColumns {
             StructType((0 until field.getChildren.size()).map { i =>
               StructField(child(i).getName, sparkType(child(i)), child(i).isNullable)
             })
-          case _ => // Map: its entries' key and value
+          case "Map" => // its entries' key and value
             val entries = child(0).getChildren
             MapType(sparkType(entries.get(0)), sparkType(entries.get(1)), entries.get(1).isNullable)
+          case _ => throw new IllegalStateException(s"no Spark type for ${field.getType} here")
         }
       }
   }

@@ -10,8 +10,10 @@ import org.apache.spark.unsafe.types.UTF8String
  * Arrow `Utf8View` and `BinaryView`: a 16-byte view per value, its length first; a value of up to
  * 12 bytes is inline in the view, a longer one in one of the column's variadic data buffers, at
  * the buffer index and offset the view's last 8 bytes give. The decode checked every non-null
- * view's length, buffer index and bytes against the buffers (`BatchChecks`); null views are never
- * read. Values are read in place (strings) or copied out (binary), as for `Utf8` and `Binary`.
+ * view's length, buffer index and bytes against the buffers (`BatchChecks`; every view, where the
+ * node counts no nulls), or Arrow wrote the views from such a decode's (a dictionary's values
+ * decoded); null views are never read. Values are read in place (strings) or copied out
+ * (binary), as for `Utf8` and `Binary`.
  */
 abstract private[quiver] class ByteViewColumn(sparkType: DataType)
     extends ValidatedColumnVector(sparkType) {

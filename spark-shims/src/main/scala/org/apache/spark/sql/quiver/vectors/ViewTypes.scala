@@ -23,16 +23,13 @@ private[quiver] object ViewTypes {
   def isView(arrowType: ArrowType): Boolean = isByteView(arrowType) || isListView(arrowType)
 
   /** Whether `field` or a field below it has a view type. */
-  def hasView(field: Field): Boolean = has(field, isView)
-
-  /** Whether the type of `field` or of a field below it is one `kind` accepts. */
-  def has(field: Field, kind: ArrowType => Boolean): Boolean =
-    kind(field.getType) || {
+  def hasView(field: Field): Boolean =
+    isView(field.getType) || {
       val children = field.getChildren
       var found = false
       var i = 0
       while (!found && i < children.size()) {
-        found = has(children.get(i), kind)
+        found = hasView(children.get(i))
         i += 1
       }
       found
