@@ -6,8 +6,10 @@ import dev.quiver.ipc.{ArrowIpc, IpcFormatException}
 import dev.quiver.testing.EncodedColumns
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 import org.apache.arrow.vector.{FieldVector, IntVector, VectorSchemaRoot}
-import org.apache.arrow.vector.complex.StructVector
-import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
+import org.apache.arrow.vector.complex.{StructVector, UnionVector}
+import org.apache.arrow.vector.dictionary.{Dictionary, DictionaryProvider}
+import org.apache.arrow.vector.holders.NullableIntHolder
+import org.apache.arrow.vector.types.pojo.{ArrowType, DictionaryEncoding, Field, FieldType, Schema}
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.quiver.{QuiverSparkSession, SparkBatches, SparkCodec}
@@ -107,6 +109,88 @@ class ViewColumnsSuite extends AnyFunSuite with QuiverSparkSession {
         }
         assert(sparkRows(batch) == arrowRows(root))
       } finally root.close()
+    }
+  }
+
+  /**
+   * A one-stream broadcast of a dictionary-encoded column "d" (indices 1, null, 0) whose dictionary
+   * holds `values`, read in a task: the values of its one column and its Spark type, or Quiver's
+   * error.
+   */
+  private def readDictionaryBroadcast(
+      values: FieldVector
+  ): Either[String, (DataType, Seq[String])] = {
+    val encoding = new DictionaryEncoding(7L, false, new ArrowType.Int(32, true))
+    val allocator = new RootAllocator()
+    val stream =
+      try {
+        val field = new Field("d", new FieldType(true, new ArrowType.Int(32, true), encoding), null)
+        val root = VectorSchemaRoot.create(new Schema(java.util.Arrays.asList(field)), allocator)
+        try {
+          val indices = root.getVector("d").asInstanceOf[IntVector]
+          indices.allocateNew(3)
+          indices.set(0, 1)
+          indices.setNull(1)
+          indices.set(2, 0)
+          root.setRowCount(3)
+          val dictionaries =
+            new DictionaryProvider.MapDictionaryProvider(new Dictionary(values, encoding))
+          ArrowIpc.encode(root, dictionaries, SparkCodec(spark.sparkContext.getConf))
+        } finally root.close()
+      } finally allocator.close()
+    val broadcast = spark.sparkContext.broadcast(Array(stream))
+    try
+      spark.sparkContext
+        .parallelize(Seq(1), 1)
+        .mapPartitions { _ =>
+          val read =
+            try {
+              val all =
+                ColumnarBatches.read(broadcast, TaskContext.get(), shareDecoded = true).keepAll()
+              Right((all.head.column(0).dataType(), all.flatMap(sparkRows).map(_.head)))
+            } catch { case e: IpcFormatException => Left(e.getMessage) }
+          Iterator(read)
+        }
+        .collect()
+        .head
+    finally broadcast.destroy()
+  }
+
+  test("a dictionary whose values are string views reads as the values' strings") {
+    assumeViews()
+    val allocator = new RootAllocator()
+    val values =
+      Field.nullable("values", EncodedColumns.arrowType("Utf8View")).createVector(allocator)
+    try {
+      values.allocateNew()
+      EncodedColumns.setBytes(values, 0, "short".getBytes(UTF_8))
+      EncodedColumns.setBytes(values, 1, "a dictionary value of 33 bytes...".getBytes(UTF_8))
+      values.setValueCount(2)
+      val read = readDictionaryBroadcast(values)
+      assert(read == Right((StringType, Seq("a dictionary value of 33 bytes...", "null", "short"))))
+    } finally {
+      values.close()
+      allocator.close()
+    }
+  }
+
+  test("a dictionary whose values are a union is refused by the column's name") {
+    val allocator = new RootAllocator()
+    // Made by Arrow's own union writer: the type ids its field declares are those it writes.
+    val values = UnionVector.empty("values", allocator)
+    try {
+      val int = new NullableIntHolder()
+      int.isSet = 1
+      for (i <- 0 until 2) {
+        int.value = 40 + i
+        values.setSafe(i, int)
+      }
+      values.setValueCount(2)
+      val read = readDictionaryBroadcast(values)
+      assert(read.left.exists(_.contains("broadcast stream 0: column d has type Union")), read)
+    } finally {
+      values.close()
+      allocator.close()
     }
   }
 
