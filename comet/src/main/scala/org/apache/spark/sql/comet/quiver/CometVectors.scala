@@ -4,6 +4,7 @@ import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import dev.quiver.broadcast.BroadcastReader
+import dev.quiver.ipc.DecodedStream
 import org.apache.arrow.memory.{ArrowBuf => QuiverBuf}
 import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot => QuiverRoot, VectorUnloader}
 import org.apache.arrow.vector.dictionary.{DictionaryProvider => QuiverDictionaries}
@@ -29,8 +30,9 @@ import org.apache.comet.shaded.arrow.vector.types.pojo.{ArrowType, DictionaryEnc
  */
 final private[quiver] class CometVectors(allocator: BufferAllocator, lent: LentBuffers) {
 
-  /** Comet's schema of each stream, read once per task. */
-  private val schemas = mutable.Map.empty[Int, Schema]
+  /** The stream of the task's last batch and Comet's form of it: a task reads stream by stream. */
+  private var formStream: DecodedStream = _
+  private var form: StreamForm = _
 
   /** Comet's dictionaries of each stream, made at their first use and closed at the task's end. */
   private val dictionaries = mutable.Map.empty[Int, ForeignDictionaries]
@@ -38,13 +40,13 @@ final private[quiver] class CometVectors(allocator: BufferAllocator, lent: LentB
   /** The reader's current batch as Comet's vectors: the caller closes the root. */
   def batch(reader: BroadcastReader): VectorSchemaRoot = {
     val shared = reader.currentBatch()
-    val schema = schemas.getOrElseUpdate(reader.streamIndex(), relocated(reader.currentSchema()))
-    load(schema, shared.getLength, shared.getNodes.asScala.toSeq, shared.getBuffers.asScala.toSeq)
+    load(formOf(reader).schema, shared.getLength, shared.getNodes, shared.getBuffers)
   }
 
   /** The current stream's dictionaries as Comet's, or an empty provider. */
   def dictionaries(reader: BroadcastReader): DictionaryProvider =
-    dictionaries.getOrElseUpdate(reader.streamIndex(), relocated(reader.dictionaries()))
+    if (formOf(reader).dictionarySchemas.isEmpty) CometVectors.NoDictionaries
+    else dictionaries.getOrElseUpdate(reader.streamIndex(), relocated(reader.dictionaries(), form))
 
   /** Closes the dictionaries this task made (the batches are closed by their users). */
   def close(): Unit = {
@@ -52,16 +54,23 @@ final private[quiver] class CometVectors(allocator: BufferAllocator, lent: LentB
     dictionaries.clear()
   }
 
-  private def relocated(schema: QuiverSchema): Schema = CometVectors.relocated(schema)
+  private def formOf(reader: BroadcastReader): StreamForm = {
+    val stream = reader.broadcast().streams().get(reader.streamIndex())
+    if (stream ne formStream) {
+      form = CometVectors.formOf(stream)
+      formStream = stream
+    }
+    form
+  }
 
-  private def relocated(quiver: QuiverDictionaries): ForeignDictionaries = {
+  private def relocated(quiver: QuiverDictionaries, form: StreamForm): ForeignDictionaries = {
     val comet = new ForeignDictionaries()
     try {
       quiver.getDictionaryIds.asScala.foreach { id =>
         val dictionary = quiver.lookup(id)
         val encoding = dictionary.getEncoding
         val indexType = encoding.getIndexType
-        val vector = loadOne(dictionary.getVector)
+        val vector = loadOne(dictionary.getVector, form.dictionarySchemas(id))
         comet.put(
           new Dictionary(
             vector,
@@ -81,37 +90,56 @@ final private[quiver] class CometVectors(allocator: BufferAllocator, lent: LentB
     }
   }
 
-  /** A dictionary's values as Comet's vector, over the same buffers. */
-  private def loadOne(vector: FieldVector) = {
+  /** A dictionary's values as Comet's vector of `schema` (of its one field), over the same buffers. */
+  private def loadOne(vector: FieldVector, schema: Schema) = {
     val unloaded = new VectorUnloader(new QuiverRoot(java.util.List.of(vector))).getRecordBatch
-    try {
-      val schema = relocated(new QuiverSchema(java.util.List.of(vector.getField)))
-      val root = load(
-        schema,
-        unloaded.getLength,
-        unloaded.getNodes.asScala.toSeq,
-        unloaded.getBuffers.asScala.toSeq
-      )
-      root.getVector(0)
-    } finally unloaded.close()
+    try load(schema, unloaded.getLength, unloaded.getNodes, unloaded.getBuffers).getVector(0)
+    finally unloaded.close()
   }
 
+  /**
+   * `buffers` as slices of one foreign allocation over them (see [[lend]]), loaded into Comet's
+   * vectors of `schema`. Plain loops over the Java lists: this runs for every batch of every task,
+   * and at a small broadcast it is most of what a task of the adapter does.
+   */
   private def load(
       schema: Schema,
       rows: Int,
-      nodes: Seq[QuiverNode],
-      buffers: Seq[QuiverBuf]
+      nodes: java.util.List[QuiverNode],
+      buffers: java.util.List[QuiverBuf]
   ): VectorSchemaRoot = {
-    val lentSpan = lend(buffers.filter(_.capacity() > 0))
+    // The span of the buffers that have memory: a batch's buffers are slices of its decoded body.
+    var start = Long.MaxValue
+    var end = Long.MinValue
+    var i = 0
+    while (i < buffers.size()) {
+      val buffer = buffers.get(i)
+      if (buffer.capacity() > 0) {
+        start = math.min(start, buffer.memoryAddress())
+        end = math.max(end, buffer.memoryAddress() + buffer.capacity())
+      }
+      i += 1
+    }
+    val span = if (start < end) lend(start, end) else null
     try {
-      val lentBuffers = buffers.map { buffer =>
-        lentSpan.fold(allocator.getEmpty) { case (span, start) =>
+      val lentBuffers = new java.util.ArrayList[ArrowBuf](buffers.size())
+      i = 0
+      while (i < buffers.size()) {
+        val buffer = buffers.get(i)
+        lentBuffers.add(
           if (buffer.capacity() == 0) allocator.getEmpty
           else span.slice(buffer.memoryAddress() - start, buffer.capacity())
-        }
+        )
+        i += 1
       }
-      val fieldNodes = nodes.map(node => new ArrowFieldNode(node.getLength, node.getNullCount))
-      val batch = new ArrowRecordBatch(rows, fieldNodes.asJava, lentBuffers.asJava)
+      val fieldNodes = new java.util.ArrayList[ArrowFieldNode](nodes.size())
+      i = 0
+      while (i < nodes.size()) {
+        val node = nodes.get(i)
+        fieldNodes.add(new ArrowFieldNode(node.getLength, node.getNullCount))
+        i += 1
+      }
+      val batch = new ArrowRecordBatch(rows, fieldNodes, lentBuffers)
       val root = VectorSchemaRoot.create(schema, allocator)
       try new VectorLoader(root).load(batch)
       catch {
@@ -120,45 +148,66 @@ final private[quiver] class CometVectors(allocator: BufferAllocator, lent: LentB
           throw e
       } finally batch.close()
       root
-    } finally lentSpan.foreach(_._1.close()) // the vectors hold their own references now
+    } finally if (span != null) span.close() // the vectors hold their own references now
   }
 
   /**
-   * The memory from the first of `buffers` to the end of the last as one of Comet's buffers, and
-   * its address: one foreign allocation per batch (a batch's buffers are slices of its decoded
-   * body), given back when Comet has let go of every slice of it. Nothing is read here; Comet
-   * reads only the slices.
+   * The memory from `start` to `end` as one of Comet's buffers: one foreign allocation per batch,
+   * given back when Comet has let go of every slice of it. Nothing is read here; Comet reads only
+   * the slices.
    */
-  private def lend(buffers: Seq[QuiverBuf]): Option[(ArrowBuf, Long)] =
-    if (buffers.isEmpty) None
-    else {
-      val start = buffers.map(_.memoryAddress()).min
-      val end = buffers.map(b => b.memoryAddress() + b.capacity()).max
-      lent.lend()
-      try
-        Some(allocator.wrapForeignAllocation(new ForeignAllocation(end - start, start) {
-          override protected def release0(): Unit = lent.giveBack()
-        }) -> start)
-      catch {
-        case e: Throwable =>
-          lent.giveBack()
-          throw e
-      }
+  private def lend(start: Long, end: Long): ArrowBuf = {
+    lent.lend()
+    try
+      allocator.wrapForeignAllocation(new ForeignAllocation(end - start, start) {
+        override protected def release0(): Unit = lent.giveBack()
+      })
+    catch {
+      case e: Throwable =>
+        lent.giveBack()
+        throw e
     }
+  }
 }
+
+/**
+ * Comet's form of one decoded stream: its schema in Comet's relocated Arrow, and the schema (of one
+ * field) of each of its dictionaries' values, by id; none for a stream without dictionaries. Holds
+ * nothing of the stream itself.
+ */
+final private[quiver] case class StreamForm(schema: Schema, dictionarySchemas: Map[Long, Schema])
 
 private[quiver] object CometVectors {
 
   /**
-   * Comet's form of each decoded stream's schema, made once per executor: every task of a
-   * broadcast sees the same schema object, and the conversion (through Arrow's JSON form) costs
-   * more than a task's view of a small broadcast. Weak keys: it goes with the decoded stream.
+   * Comet's form of each decoded stream, made once per executor: every task of a broadcast reads
+   * the same stream objects, and the schema's conversion (through Arrow's JSON form) costs more
+   * than a task's view of a small broadcast. Weak keys compared by identity (a stream does not
+   * override `equals`), so the lookup hashes no schema and the form goes with the decoded stream.
    */
-  private val relocatedSchemas =
-    java.util.Collections.synchronizedMap(new java.util.WeakHashMap[QuiverSchema, Schema]())
+  private val forms =
+    java.util.Collections.synchronizedMap(new java.util.WeakHashMap[DecodedStream, StreamForm]())
 
-  def relocated(schema: QuiverSchema): Schema =
-    relocatedSchemas.computeIfAbsent(schema, quiver => Schema.fromJSON(quiver.toJson))
+  def formOf(stream: DecodedStream): StreamForm =
+    forms.computeIfAbsent(
+      stream,
+      decoded => StreamForm(relocated(decoded.schema()), valuesOf(decoded))
+    )
+
+  private def valuesOf(stream: DecodedStream): Map[Long, Schema] =
+    stream.getDictionaryIds.asScala.map { id =>
+      val values = stream.lookup(id).getVector.getField
+      id.longValue -> relocated(new QuiverSchema(java.util.List.of(values)))
+    }.toMap
+
+  /** `schema` in Comet's relocated Arrow. */
+  private def relocated(schema: QuiverSchema): Schema = Schema.fromJSON(schema.toJson)
+
+  /** The dictionaries of a stream without any: Comet looks up none. */
+  val NoDictionaries: DictionaryProvider = new DictionaryProvider {
+    override def lookup(id: Long): Dictionary = null
+    override def getDictionaryIds: java.util.Set[java.lang.Long] = java.util.Set.of()
+  }
 }
 
 /** Comet's dictionaries of one stream, closed with the task that made them. */

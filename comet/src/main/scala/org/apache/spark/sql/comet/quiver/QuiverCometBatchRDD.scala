@@ -50,13 +50,15 @@ private[comet] object QuiverCometBatchRDD {
   private class Batches(reader: BroadcastReader, context: TaskContext)
       extends Iterator[ColumnarBatch] {
 
-    private val lent = new LentBuffers(reader.hold(s"Comet's native plan in task ${context
-        .taskAttemptId()}"))
+    private val lent =
+      new LentBuffers(() => reader.hold(s"Comet's native plan in task ${context.taskAttemptId()}"))
     private val vectors = new CometVectors(LendingAllocator, lent)
     private var current: VectorSchemaRoot = _
     private var ahead = false
     private var more = false
 
+    // Registered after the cache's own listener (in `QuiverBroadcasts.open`), so it runs before
+    // the task's hold on the entry ends: LentBuffers may take a hold past the task then.
     context.addTaskCompletionListener[Unit] { _ =>
       try {
         closeCurrent()
