@@ -133,7 +133,7 @@ object ReadPathBench {
     setting == s"${peer.name} off" || setting == s"${peer.name} on"
 
   /** Every task counts its rows and sums `d_long` (column 1) through `getLong`. */
-  private def consume(rdd: RDD[ColumnarBatch]): (Long, Long) =
+  def consume(rdd: RDD[ColumnarBatch]): (Long, Long) =
     rdd
       .mapPartitions { batches =>
         var rows = 0L

@@ -10,6 +10,7 @@ import org.apache.arrow.vector.types.UnionMode
 import org.apache.arrow.vector.types.pojo.{ArrowType, Field, FieldType, Schema}
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.quiver.broadcast.ColumnarBatches
+import org.apache.spark.sql.quiver.ArrowAllocators.withAllocator
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
@@ -18,14 +19,6 @@ import org.scalatest.funsuite.AnyFunSuite
  * reads a row: on the broadcast read path and the shuffle's.
  */
 class SparkReadableSchemaSuite extends AnyFunSuite with QuiverSparkSession {
-
-  private def withAllocator(body: BufferAllocator => Unit): Unit = {
-    val allocator = new RootAllocator()
-    try {
-      body(allocator)
-      assert(allocator.getAllocatedMemory == 0, "the test left Arrow memory allocated")
-    } finally allocator.close()
-  }
 
   /** A struct column "s" whose child "u" is a sparse union of an int and a string, two rows. */
   private def unionRoot(allocator: BufferAllocator): VectorSchemaRoot = {

@@ -1,12 +1,10 @@
 package org.apache.spark.sql.comet.quiverbench
 
-import dev.quiver.bench.TaskMetricsListener
+import dev.quiver.bench.{ReadPathBench, TaskMetricsListener}
 import dev.quiver.spark.QuiverSettings
 import dev.quiver.spark.broadcast.ArrowBroadcast
-import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.quiver.bench.ListenerBus
-import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /**
  * Comet's read path and Comet on Quiver's, side by side in one SparkContext for many rounds: a
@@ -51,7 +49,7 @@ object CometReadProfile {
       (1 to rounds).foreach { round =>
         readers.indices.map(i => readers((i + round) % readers.size)).foreach { case (name, rdd) =>
           listener.clear()
-          consume(rdd)
+          ReadPathBench.consume(rdd)
           ListenerBus.drain(sc)
           cpu(name) += listener.finished.map(_.cpuNanos).sum
         }
@@ -73,24 +71,4 @@ object CometReadProfile {
       broadcast.value.destroy()
     } finally spark.stop()
   }
-
-  private def consume(rdd: RDD[ColumnarBatch]): (Long, Long) =
-    rdd
-      .mapPartitions { batches =>
-        var rows = 0L
-        var sum = 0L
-        batches.foreach { batch =>
-          val column = batch.column(1)
-          val n = batch.numRows()
-          var i = 0
-          while (i < n) {
-            sum += column.getLong(i)
-            i += 1
-          }
-          rows += n
-        }
-        Iterator.single((rows, sum))
-      }
-      .collect()
-      .foldLeft((0L, 0L))((a, b) => (a._1 + b._1, a._2 + b._2))
 }

@@ -37,6 +37,7 @@ import org.apache.spark.sql.quiver.broadcast.ColumnarBatches
 import org.apache.spark.sql.quiver.join.DictionaryStreams
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnarBatch, ColumnVector}
+import org.apache.spark.sql.quiver.ArrowAllocators.withAllocator
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
@@ -79,14 +80,6 @@ class ValidatedColumnVectorSuite extends AnyFunSuite with QuiverSparkSession {
         "map(concat('k', id % 4), CASE WHEN id % 2 = 0 THEN NULL ELSE id END, 'z', -1) END AS m",
       "map(CAST(id AS INT), named_struct('v', array(id))) AS map_of_structs"
     )
-
-  private def withAllocator(body: BufferAllocator => Unit): Unit = {
-    val allocator = new RootAllocator()
-    try {
-      body(allocator)
-      assert(allocator.getAllocatedMemory == 0, "the test left Arrow memory allocated")
-    } finally allocator.close()
-  }
 
   /** `df`'s rows as one uncompressed stream, in batches of `batchRows`. */
   private def streamOf(df: DataFrame, batchRows: Int, allocator: BufferAllocator): Array[Byte] = {

@@ -16,6 +16,7 @@ import org.apache.spark.sql.quiver.{QuiverSparkSession, SparkBatches, SparkCodec
 import org.apache.spark.sql.quiver.broadcast.ColumnarBatches
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.ColumnarBatch
+import org.apache.spark.sql.quiver.ArrowAllocators.withAllocator
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
@@ -31,14 +32,6 @@ class ViewColumnsSuite extends AnyFunSuite with QuiverSparkSession {
 
   private def assumeViews(): Unit =
     assume(EncodedColumns.viewTypesKnown(), "this Arrow Java has no view types")
-
-  private def withAllocator(body: BufferAllocator => Unit): Unit = {
-    val allocator = new RootAllocator()
-    try {
-      body(allocator)
-      assert(allocator.getAllocatedMemory == 0, "the test left Arrow memory allocated")
-    } finally allocator.close()
-  }
 
   /** Arrow Java's value of `vector` at `row`, as [[sparkValue]] writes Spark's. */
   private def arrowValue(vector: FieldVector, row: Int): String = vector.getObject(row) match {
