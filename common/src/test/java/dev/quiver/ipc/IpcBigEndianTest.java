@@ -270,7 +270,14 @@ class IpcBigEndianTest extends AllocatorTestBase {
   @Test
   void aTypeThatDoesNotConvertIsRefusedByName() {
     // Every type Quiver reads converts; an integer of 24 bits is no Arrow type, and no width.
-    Field odd = Field.nullable("odd", new ArrowType.Int(24, true));
+    // Arrow 11 and 12 make no field of it at all (their Field works out its buffer layout).
+    Field odd;
+    try {
+      odd = Field.nullable("odd", new ArrowType.Int(24, true));
+    } catch (IllegalArgumentException e) {
+      Assumptions.abort("this Arrow makes no field of a type without a buffer layout");
+      return;
+    }
     Field struct = new Field("outer", FieldType.nullable(ArrowType.Struct.INSTANCE), List.of(odd));
     IpcFormatException e =
         assertThrows(
