@@ -27,9 +27,14 @@ final case class BenchOptions(
     data: File,
     scaledNote: Option[String],
     sections: Seq[String] = BenchOptions.Sections,
-    master: Option[String] = None
+    master: Option[String] = None,
+    workload: String = BenchOptions.JoinWorkload,
+    scale: Double = BenchOptions.TpchScale
 ) {
   def runs(section: String): Boolean = sections.contains(section)
+
+  /** TPC-H's scale factor as the data folder and the log name it: 1, 0.01. */
+  def scaleName: String = java.math.BigDecimal.valueOf(scale).stripTrailingZeros.toPlainString
 }
 
 object BenchOptions {
@@ -46,6 +51,22 @@ object BenchOptions {
 
   /** The join queries against Spark's own join, and the read path against Comet's reader. */
   val Sections: Seq[String] = Seq("join", "read")
+
+  /** The synthetic broadcast join of the shapes above, with its read-path section. */
+  val JoinWorkload = "join"
+
+  /** TPC-H's 22 queries under Spark, Comet and Comet on Quiver (`dev.quiver.bench.tpch`). */
+  val TpchWorkload = "tpch"
+
+  val Workloads: Seq[String] = Seq(JoinWorkload, TpchWorkload)
+
+  /** TPC-H's scale factor by default, and with `--quick` (60,000 lineitem rows). */
+  val TpchScale = 1.0
+  val TpchQuickScale = 0.01
+
+  /** TPC-H's rounds and warm-ups by default: 22 queries under three settings each round. */
+  val TpchRounds = 3
+  val TpchWarmups = 1
 
   /**
    * The default run scales every shape by this factor (tasks and build rows together, so tasks
@@ -64,14 +85,19 @@ object BenchOptions {
 
   final private case class Parsed(
       names: Seq[String] = ShapeOrder,
-      rounds: Int = 8,
-      warmups: Int = 2,
+      rounds: Option[Int] = None,
+      warmups: Option[Int] = None,
       out: File = new File("bench-out"),
       data: File = new File("bench-data"),
       mode: String = "default",
       sections: Option[Seq[String]] = None,
-      master: Option[String] = None
+      master: Option[String] = None,
+      workload: String = JoinWorkload,
+      scale: Option[Double] = None
   )
+
+  private val JoinRounds = 8
+  private val JoinWarmups = 2
 
   /** One command-line option: its name, its value's name if it takes one, what it does. */
   final private case class Flag(
@@ -85,9 +111,21 @@ object BenchOptions {
 
   private val Flags: Seq[Flag] = Seq(
     Flag(
+      "--workload",
+      Some("NAME"),
+      s"$JoinWorkload (the synthetic broadcast join, default) or $TpchWorkload (TPC-H's queries)",
+      (p, v) => p.copy(workload = v.trim)
+    ),
+    Flag(
+      "--scale",
+      Some("SF"),
+      s"TPC-H's scale factor (default ${count(TpchScale.toLong)}; --quick $TpchQuickScale)",
+      (p, v) => p.copy(scale = Some(v.toDouble))
+    ),
+    Flag(
       "--quick",
       None,
-      s"a smoke run: $QuickNote",
+      s"a smoke run: $QuickNote (tpch: scale $TpchQuickScale)",
       (p, _) => p.copy(mode = "quick")
     ),
     Flag(
@@ -111,14 +149,14 @@ object BenchOptions {
     Flag(
       "--rounds",
       Some("N"),
-      s"measured rounds per shape and setting (default ${Parsed().rounds})",
-      (p, v) => p.copy(rounds = v.toInt)
+      s"measured rounds per shape and setting (default $JoinRounds; tpch $TpchRounds)",
+      (p, v) => p.copy(rounds = Some(v.toInt))
     ),
     Flag(
       "--warmups",
       Some("N"),
-      s"unmeasured rounds before them (default ${Parsed().warmups})",
-      (p, v) => p.copy(warmups = v.toInt)
+      s"unmeasured rounds before them (default $JoinWarmups; tpch $TpchWarmups)",
+      (p, v) => p.copy(warmups = Some(v.toInt))
     ),
     Flag(
       "--out",
@@ -171,8 +209,41 @@ object BenchOptions {
   }
 
   def parse(args: Seq[String]): BenchOptions = {
-    val Parsed(names, rounds, warmups, out, data, mode, sectionsAsked, master) =
-      parseArgs(args.toList, Parsed())
+    val asked = parseArgs(args.toList, Parsed())
+    require(
+      Workloads.contains(asked.workload),
+      s"unknown workload ${asked.workload}; known: ${Workloads.mkString(", ")}"
+    )
+    if (asked.workload == TpchWorkload) tpch(asked) else join(asked)
+  }
+
+  /** TPC-H: its scale, rounds and data folder; the shapes and sections are the join's alone. */
+  private def tpch(asked: Parsed): BenchOptions = {
+    require(asked.master.isEmpty, "--master runs the join workload only")
+    val quick = asked.mode == "quick"
+    val scale = asked.scale.getOrElse(if (quick) TpchQuickScale else TpchScale)
+    require(scale > 0 && scale <= 100, s"--scale takes a factor above 0 and at most 100: $scale")
+    val options = BenchOptions(
+      Seq.empty,
+      asked.rounds.getOrElse(if (quick) 1 else TpchRounds),
+      asked.warmups.getOrElse(if (quick) 0 else TpchWarmups),
+      asked.out,
+      asked.data,
+      None,
+      Seq.empty,
+      None,
+      TpchWorkload,
+      scale
+    )
+    options.copy(data = new File(new File(asked.data, "tpch"), s"sf${options.scaleName}"))
+  }
+
+  private def join(asked: Parsed): BenchOptions = {
+    require(asked.scale.isEmpty, "--scale is TPC-H's: give --workload tpch with it")
+    val Parsed(names, roundsAsked, warmupsAsked, out, data, mode, sectionsAsked, master, _, _) =
+      asked
+    val rounds = roundsAsked.getOrElse(JoinRounds)
+    val warmups = warmupsAsked.getOrElse(JoinWarmups)
     // The read path measures Comet's reader beside Quiver's in one JVM: local mode only.
     val sections = sectionsAsked.getOrElse(if (master.isDefined) Seq("join") else Sections)
     require(

@@ -1,6 +1,7 @@
 package dev.quiver.bench
 
 import dev.quiver.spark.{QuiverMetrics, QuiverSettings}
+import dev.quiver.bench.tpch.TpchWorkload
 import dev.quiver.spark.join.QuiverJoins
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, length, sum}
@@ -69,6 +70,13 @@ object BroadcastJoinBench {
     val options = BenchOptions.parse(args.toSeq)
     val started = System.nanoTime()
     def log(what: String): Unit = println(f"[${(System.nanoTime() - started) / 1e9}%7.1fs] $what")
+    if (options.workload == BenchOptions.TpchWorkload) TpchWorkload.run(options, log)
+    else runJoinWorkload(options, log)
+    log(s"results in ${options.out.getAbsolutePath}")
+  }
+
+  /** The synthetic join's shapes: the join section, then the read-path section. */
+  private def runJoinWorkload(options: BenchOptions, log: String => Unit): Unit = {
     options.scaledNote.foreach(note => log(s"shapes $note"))
     val peer = PeerBroadcastReader.comet()
     peer.left.foreach(why => log(s"read path: $why"))
@@ -99,7 +107,6 @@ object BroadcastJoinBench {
       println(reads.markdown)
       log("rows and sums agree across the readers in every round")
     }
-    log(s"results in ${options.out.getAbsolutePath}")
   }
 
   private def runShape(
@@ -231,7 +238,7 @@ object BroadcastJoinBench {
     val buildsBefore = counters.derivedBuilds()
     val executorsBefore = executors.map(_.now())
     listener.clear()
-    val cpuBefore = processCpuNanos()
+    val cpuBefore = ProcessCpu.nanos()
     val start = System.nanoTime()
     val row = setting match {
       case "Spark" => spark.sql(Query).head()
@@ -254,7 +261,7 @@ object BroadcastJoinBench {
     }
     val wall = (System.nanoTime() - start) / 1000000L
     ListenerBus.drain(spark.sparkContext)
-    val processCpu = (processCpuNanos() - cpuBefore) / 1000000L
+    val processCpu = (ProcessCpu.nanos() - cpuBefore) / 1000000L
     val probe = listener.probeStage(shape.probeTasks)
     // On a cluster the executors decode and build; the driver (these counters) too, once.
     val perExecutor = executors.fold(Map.empty[String, ExecutorCounts]) { figures =>
@@ -291,13 +298,6 @@ object BroadcastJoinBench {
     largest
   }
 
-  /** CPU time of every thread of this JVM so far. */
-  private def processCpuNanos(): Long =
-    java.lang.management.ManagementFactory.getOperatingSystemMXBean match {
-      case os: com.sun.management.OperatingSystemMXBean => os.getProcessCpuTime
-      case other => throw new IllegalStateException(s"no process CPU time from $other")
-    }
-
   private def sums(row: Row): Seq[Long] = (0 until row.length).map(i => row.getLong(i))
 
   /**
@@ -308,7 +308,7 @@ object BroadcastJoinBench {
    * Comet) paid for those that ran first: 1.08× Comet's probe CPU at the full 1M × 128 shape in
    * that order, 0.92× in the other.
    */
-  private lazy val localDir: java.nio.file.Path = {
+  private[bench] lazy val localDir: java.nio.file.Path = {
     val memory = new java.io.File("/dev/shm")
     val dir =
       if (memory.isDirectory && memory.canWrite)

@@ -25,6 +25,12 @@ object CometJoin {
   val ExtensionsOnQuiver = "dev.quiver.comet.QuiverCometExtensions"
   private val NativeLibrary = "org.apache.comet.NativeBase"
 
+  /** Comet's Spark plugin, which a Comet deployment lists in `spark.plugins`. */
+  val Plugin = "org.apache.spark.CometPlugin"
+
+  /** Comet's shuffle manager: Comet's native shuffle, Spark's sort shuffle for the rest. */
+  val ShuffleManager = "org.apache.spark.sql.comet.execution.shuffle.CometShuffleManager"
+
   /**
    * What Comet's SparkContext is started with. Comet 1.2.0 disables itself unless Spark runs in
    * off-heap memory mode, a static setting that gives Spark's own operators an off-heap pool and
