@@ -61,7 +61,19 @@ class BenchScriptSuite extends AnyFunSuite {
     )
     assert(readOnCluster.getMessage.contains("--master runs the join section only"))
     assert(BenchOptions.parse(Nil).sections == BenchOptions.Sections)
-    val flags = Seq("--quick", "--full", "--shapes", "--rounds", "--warmups", "--out", "--data")
+    val tpch = BenchOptions.parse(Seq("--workload", "tpch", "--quick"))
+    assert(tpch.workload == BenchOptions.TpchWorkload && tpch.scale == BenchOptions.TpchQuickScale)
+    assert(tpch.data == new File("bench-data/tpch/sf0.01") && tpch.rounds == 1)
+    val tpchFull = BenchOptions.parse(Seq("--workload", "tpch", "--scale", "10"))
+    assert(tpchFull.scaleName == "10" && tpchFull.data == new File("bench-data/tpch/sf10"))
+    assert((tpchFull.rounds, tpchFull.warmups) == ((BenchOptions.TpchRounds, 1)))
+    val scaleOfJoin = intercept[IllegalArgumentException](BenchOptions.parse(Seq("--scale", "1")))
+    assert(scaleOfJoin.getMessage.contains("--scale is TPC-H's"))
+    val unknownWorkload =
+      intercept[IllegalArgumentException](BenchOptions.parse(Seq("--workload", "tpcx")))
+    assert(unknownWorkload.getMessage.contains("unknown workload tpcx; known: join, tpch"))
+    val flags = Seq("--quick", "--full", "--shapes", "--rounds", "--warmups", "--out", "--data") ++
+      Seq("--workload", "--scale")
     for (flag <- flags :+ "--master")
       assert(BenchOptions.usage.contains(s"[$flag"), s"$flag is missing from the usage")
 

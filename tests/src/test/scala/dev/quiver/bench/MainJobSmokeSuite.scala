@@ -3,11 +3,7 @@ package dev.quiver.bench
 import java.io.File
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
-import java.util.concurrent.TimeUnit
 
-import dev.quiver.build.{RepoRoot, SupportedVersions}
-import org.apache.spark.SPARK_VERSION
-import org.apache.spark.sql.quiver.JavaLists
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
@@ -18,35 +14,17 @@ import org.scalatest.funsuite.AnyFunSuite
 class MainJobSmokeSuite extends AnyFunSuite {
 
   test("dev/bench --quick finishes, the settings agree, and the report is written") {
-    // dev/bench runs on the default profile's build only; the other builds compile its code.
-    val defaultLine =
-      JavaLists.toSeq(SupportedVersions.read(RepoRoot.find())).find(_.isDefault).map(_.line)
-    assume(
-      defaultLine.contains(SPARK_VERSION.split('.').take(2).mkString(".")),
-      s"the main job runs on Spark ${defaultLine.getOrElse("?")}'s build, not $SPARK_VERSION's"
-    )
+    assume(MainJobProcess.notThisBuild.isEmpty, MainJobProcess.notThisBuild.mkString)
     val work = Files.createTempDirectory("quiver-bench").toFile
     val out = new File(work, "out")
-    val java = new File(new File(sys.props("java.home"), "bin"), "java").getPath
-    val jvmArgs = sys.props.getOrElse("quiver.test.jvm.args", "").split("\\s+").filter(_.nonEmpty)
-    val command = Seq(java, "-Xmx2g") ++ jvmArgs ++ Seq(
-      "-cp",
-      sys.props("java.class.path"),
-      BroadcastJoinBench.getClass.getName.stripSuffix("$"),
-      "--quick",
-      "--out",
-      out.getPath,
-      "--data",
-      new File(work, "data").getPath
+    val result = MainJobProcess.run(
+      Seq("--quick", "--out", out.getPath, "--data", new File(work, "data").getPath),
+      work,
+      minutes = 10
     )
-    val log = new File(work, "bench.log")
-    val process =
-      new ProcessBuilder(command: _*).redirectErrorStream(true).redirectOutput(log).start()
-    val finished = process.waitFor(10, TimeUnit.MINUTES)
-    val output = new String(Files.readAllBytes(log.toPath), StandardCharsets.UTF_8)
-    if (!finished) process.destroyForcibly()
-    assert(finished, s"dev/bench --quick did not finish:\n$output")
-    assert(process.exitValue() == 0, s"dev/bench --quick failed:\n$output")
+    val output = result.output
+    assert(result.finished, s"dev/bench --quick did not finish:\n$output")
+    assert(result.exitValue == 0, s"dev/bench --quick failed:\n$output")
     // Comet's setting runs wherever its jar is on the classpath with a native library for this
     // machine (the default build on Linux); elsewhere the bench says why it skipped it.
     val withComet = CometJoin.bundledForThisMachine
