@@ -3,10 +3,9 @@ package dev.quiver.bench.tpch
 import java.io.File
 import java.time.LocalDate
 
-import scala.jdk.CollectionConverters._
-
 import io.trino.tpch.{TpchColumn, TpchColumnType, TpchEntity, TpchTable}
 import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.quiver.JavaLists
 import org.apache.spark.sql.types._
 
 /**
@@ -23,9 +22,6 @@ object TpchData {
 
   /** Decimal columns of the specification: 15 digits, 2 after the point. */
   val Money: DecimalType = DecimalType(15, 2)
-
-  /** The tables, in the order they are written. */
-  def tables: Seq[String] = TpchTable.getTables.asScala.toSeq.map(_.getTableName)
 
   /**
    * Parquet row groups are kept to about this fraction of a split, so that a scan splits into
@@ -47,28 +43,31 @@ object TpchData {
       root: File,
       log: String => Unit
   ): Map[String, File] =
-    TpchTable.getTables.asScala.toSeq.map { table =>
-      val dir = new File(root, table.getTableName)
-      if (!new File(dir, "_SUCCESS").isFile) {
-        val parts = partsOf(table, scale)
-        log(s"writing TPC-H ${table.getTableName} at scale $scale in $parts parts to $dir")
-        val name = table.getTableName
-        val rows = spark.sparkContext
-          .parallelize(1 to parts, parts)
-          .mapPartitions(_.flatMap(part => generate(name, scale, part, parts)))
-        spark
-          .createDataFrame(rows, schema(table))
-          .write
-          .mode("overwrite")
-          .option("parquet.block.size", (splitBytes(scale) / RowGroupsPerSplit).toString)
-          .parquet(dir.getPath)
+    JavaLists
+      .toSeq(TpchTable.getTables)
+      .map { table =>
+        val dir = new File(root, table.getTableName)
+        if (!new File(dir, "_SUCCESS").isFile) {
+          val parts = partsOf(table, scale)
+          log(s"writing TPC-H ${table.getTableName} at scale $scale in $parts parts to $dir")
+          val name = table.getTableName
+          val rows = spark.sparkContext
+            .parallelize(1 to parts, parts)
+            .mapPartitions(_.flatMap(part => generate(name, scale, part, parts)))
+          spark
+            .createDataFrame(rows, schema(table))
+            .write
+            .mode("overwrite")
+            .option("parquet.block.size", (splitBytes(scale) / RowGroupsPerSplit).toString)
+            .parquet(dir.getPath)
+        }
+        table.getTableName -> dir
       }
-      table.getTableName -> dir
-    }.toMap
+      .toMap
 
   /** The Spark schema of a table: the generator's columns with the specification's types. */
   def schema(table: TpchTable[_]): StructType =
-    StructType(table.getColumns.asScala.toSeq.map { column =>
+    StructType(JavaLists.toSeq(table.getColumns).map { column =>
       StructField(column.getColumnName, sparkType(column.getType), nullable = false)
     })
 
@@ -88,9 +87,14 @@ object TpchData {
   /** One part's rows, made in the task: the generator's classes are not serializable. */
   private def generate(tableName: String, scale: Double, part: Int, parts: Int): Iterator[Row] = {
     val table = TpchTable.getTable(tableName).asInstanceOf[TpchTable[TpchEntity]]
-    val columns = table.getColumns.asScala.toIndexedSeq
-    table.createGenerator(scale, part, parts).iterator().asScala.map { entity =>
-      Row.fromSeq(columns.map(value(_, entity)))
+    val columns = JavaLists.toSeq(table.getColumns).toIndexedSeq
+    val entities = table.createGenerator(scale, part, parts).iterator()
+    new Iterator[Row] {
+      override def hasNext: Boolean = entities.hasNext
+      override def next(): Row = {
+        val entity = entities.next()
+        Row.fromSeq(columns.map(value(_, entity)))
+      }
     }
   }
 
