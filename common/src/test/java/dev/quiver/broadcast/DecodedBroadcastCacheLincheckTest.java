@@ -65,13 +65,13 @@ public class DecodedBroadcastCacheLincheckTest {
   private static final int THREAD_IDS = 8;
 
   /** Parent of every run's allocator: each run checks its own is empty, then closes it. */
-  private static final RootAllocator ROOT = new RootAllocator();
+  static final RootAllocator ROOT = new RootAllocator();
 
   /** Encodes the broadcasts once; the cache under test decodes them in every run. */
-  private static final List<InMemoryBroadcast> SOURCES = encodeSources();
+  static final List<InMemoryBroadcast> SOURCES = encodeSources();
 
   /** The bytes of one decoded entry (both broadcasts have the same shape). */
-  private static final long ENTRY_BYTES = entryBytes();
+  static final long ENTRY_BYTES = entryBytes();
 
   private final BufferAllocator allocator =
       ROOT.newChildAllocator("lincheck-run", 0, Long.MAX_VALUE);
@@ -309,7 +309,7 @@ public class DecodedBroadcastCacheLincheckTest {
 
     public void close() {}
 
-    private static long expectedSum(int id) throws Exception {
+    static long expectedSum(int id) throws Exception {
       if (id == DAMAGED) {
         // What decoding the damaged broadcast throws, made afresh.
         throw decodeFailure();
@@ -329,7 +329,7 @@ public class DecodedBroadcastCacheLincheckTest {
    * interleaves (the fake task's completion, which releases holds, included), and switching threads
    * inside them only multiplies the runs.
    */
-  private static ManagedStrategyGuarantee atomicOutsideTheCache() {
+  static ManagedStrategyGuarantee atomicOutsideTheCache() {
     return ManagedStrategyGuaranteeKt.forClasses(
             name ->
                 name.startsWith("org.apache.arrow.")
@@ -342,7 +342,7 @@ public class DecodedBroadcastCacheLincheckTest {
         .treatAsAtomic();
   }
 
-  private static long sumOfKeys(BroadcastReader reader) {
+  static long sumOfKeys(BroadcastReader reader) {
     long sum = 0;
     while (reader.next()) {
       VectorSchemaRoot view = reader.current();
@@ -415,7 +415,7 @@ public class DecodedBroadcastCacheLincheckTest {
     };
   }
 
-  private static void check(boolean condition, String what) {
+  static void check(boolean condition, String what) {
     if (!condition) {
       throw new IllegalStateException(what);
     }
