@@ -158,7 +158,11 @@ public class DecodedBroadcastCacheLincheckTest {
   /** Completes the tasks this thread opened (their holds end); returns how many. */
   @Operation
   public int completeTasks(@Param(gen = ThreadIdGen.class) int thread) {
-    List<FakeTask> tasks = openTasks.get(thread);
+    return complete(openTasks.get(thread));
+  }
+
+  /** Completes {@code tasks} (their holds end) and forgets them; returns how many. */
+  static int complete(List<FakeTask> tasks) {
     int completed = tasks.size();
     for (FakeTask task : tasks) {
       task.complete();
@@ -210,13 +214,24 @@ public class DecodedBroadcastCacheLincheckTest {
     }
     // What an engine does between tasks: no broadcast Spark dropped stays retained past it.
     cache.checkRetained();
-    CacheSnapshot snapshot = cache.snapshot();
+    checkAtRest(cache, live, memory.used());
+    cache.close();
+    check(allocator.getAllocatedMemory() == 0, "bytes left: " + allocator.getAllocatedMemory());
+    check(memory.used() == 0, "storage memory left: " + memory.used());
+    allocator.close();
+  }
+
+  /**
+   * {@code cache} with no holder: every entry retained, of a live broadcast, the gauges matching
+   * the entries, and {@code storageUsed} (the storage memory its entries take) their bytes.
+   */
+  static void checkAtRest(DecodedBroadcastCache cache, Set<Long> live, long storageUsed) {
     CacheCounters counters = cache.counters();
     long retainedBytes = 0;
     Set<Long> retainedIds = new HashSet<>();
-    for (CacheSnapshot.EntryState entry : snapshot.entries()) {
-      check(entry.holders() == 0, "a hold outlived its task: " + entry);
-      check(entry.retained(), "an entry no task holds is not retained: " + entry);
+    for (CacheSnapshot.EntryState entry : cache.snapshot().entries()) {
+      check(entry.holders() == 0, "a hold outlived its task or release: " + entry);
+      check(entry.retained(), "an entry nobody holds is not retained: " + entry);
       check(live.contains(entry.broadcastId()), "a dropped broadcast is retained: " + entry);
       retainedBytes += entry.bytes();
       retainedIds.add(entry.broadcastId());
@@ -226,17 +241,13 @@ public class DecodedBroadcastCacheLincheckTest {
         counters.entriesRetained() == retainedIds.size(),
         "retained gauge " + counters.entriesRetained() + " for " + retainedIds);
     check(
-        counters.bytesRetained() == retainedBytes && memory.used() == retainedBytes,
+        counters.bytesRetained() == retainedBytes && storageUsed == retainedBytes,
         "retained bytes: gauge "
             + counters.bytesRetained()
             + ", storage memory "
-            + memory.used()
+            + storageUsed
             + ", entries "
             + retainedBytes);
-    cache.close();
-    check(allocator.getAllocatedMemory() == 0, "bytes left: " + allocator.getAllocatedMemory());
-    check(memory.used() == 0, "storage memory left: " + memory.used());
-    allocator.close();
   }
 
   @Test

@@ -8,7 +8,6 @@ import static dev.quiver.broadcast.DecodedBroadcastCacheLincheckTest.check;
 import dev.quiver.testing.FakeTask;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Queue;
 import java.util.Set;
@@ -157,13 +156,7 @@ public class ExportHoldLincheckTest {
   /** Completes the tasks this thread opened; returns how many. */
   @Operation
   public int completeTasks(@Param(gen = ThreadIdGen.class) int thread) {
-    List<FakeTask> tasks = openTasks.get(thread);
-    int completed = tasks.size();
-    for (FakeTask task : tasks) {
-      task.complete();
-    }
-    tasks.clear();
-    return completed;
+    return DecodedBroadcastCacheLincheckTest.complete(openTasks.get(thread));
   }
 
   /** Spark drops broadcast {@code id} and tells the cache. */
@@ -203,30 +196,11 @@ public class ExportHoldLincheckTest {
     }
     cache.checkRetained();
     check(cache.outstandingHolds().isEmpty(), "holds still open: " + cache.outstandingHolds());
-    CacheCounters counters = cache.counters();
-    check(counters.doubleReleases() == 0, "double releases: " + counters.doubleReleases());
-    check(counters.entriesHeld() == 0, "entries held: " + counters.entriesHeld());
-    long retainedBytes = 0;
-    Set<Long> retainedIds = new HashSet<>();
-    for (CacheSnapshot.EntryState entry : cache.snapshot().entries()) {
-      check(entry.holders() == 0, "a hold outlived its release: " + entry);
-      check(entry.retained(), "an entry nobody holds is not retained: " + entry);
-      check(live.contains(entry.broadcastId()), "a dropped broadcast is retained: " + entry);
-      retainedBytes += entry.bytes();
-      retainedIds.add(entry.broadcastId());
-    }
     check(
-        counters.entriesRetained() == retainedIds.size(),
-        "retained gauge " + counters.entriesRetained() + " for " + retainedIds);
+        cache.counters().doubleReleases() == 0,
+        "double releases: " + cache.counters().doubleReleases());
     long spark = pressure ? SPARK_BLOCKS : 0;
-    check(
-        counters.bytesRetained() == retainedBytes && memory.used() - spark == retainedBytes,
-        "retained bytes: gauge "
-            + counters.bytesRetained()
-            + ", storage memory "
-            + (memory.used() - spark)
-            + ", entries "
-            + retainedBytes);
+    DecodedBroadcastCacheLincheckTest.checkAtRest(cache, live, memory.used() - spark);
     cache.close();
     check(allocator.getAllocatedMemory() == 0, "bytes left: " + allocator.getAllocatedMemory());
     check(memory.used() == spark, "storage memory left: " + (memory.used() - spark));
