@@ -49,7 +49,9 @@ import org.junit.jupiter.api.Test;
  * longer ends the hold, and {@link #allReleased()} finds a hold open and the entry held; (2) {@code
  * DecodedBroadcastCache.drop} that frees an entry consumers alone still hold: the entry's allocator
  * refuses to close under the lease's, the consumer's check finds the decoded bytes gone, and the
- * last release moves a released entry.
+ * last release moves a released entry. Both modes catch both; the model check's six short
+ * iterations (rather than fewer, longer ones) are what let it meet the second, which needs an export
+ * past its task and a drop of the same broadcast in one scenario.
  */
 // Public, as Lincheck makes its instances by reflection from another module.
 @Tag("model-check")
@@ -211,8 +213,8 @@ public class ExportHoldLincheckTest {
   void linearizableUnderModelChecking() {
     new ModelCheckingOptions()
         .sequentialSpecification(Specification.class)
-        .iterations(3)
-        .invocationsPerIteration(30)
+        .iterations(6)
+        .invocationsPerIteration(15)
         .threads(2)
         .actorsPerThread(3)
         .actorsBefore(1)
