@@ -65,13 +65,13 @@ public class DecodedBroadcastCacheLincheckTest {
   private static final int THREAD_IDS = 8;
 
   /** Parent of every run's allocator: each run checks its own is empty, then closes it. */
-  private static final RootAllocator ROOT = new RootAllocator();
+  static final RootAllocator ROOT = new RootAllocator();
 
   /** Encodes the broadcasts once; the cache under test decodes them in every run. */
-  private static final List<InMemoryBroadcast> SOURCES = encodeSources();
+  static final List<InMemoryBroadcast> SOURCES = encodeSources();
 
   /** The bytes of one decoded entry (both broadcasts have the same shape). */
-  private static final long ENTRY_BYTES = entryBytes();
+  static final long ENTRY_BYTES = entryBytes();
 
   private final BufferAllocator allocator =
       ROOT.newChildAllocator("lincheck-run", 0, Long.MAX_VALUE);
@@ -158,7 +158,11 @@ public class DecodedBroadcastCacheLincheckTest {
   /** Completes the tasks this thread opened (their holds end); returns how many. */
   @Operation
   public int completeTasks(@Param(gen = ThreadIdGen.class) int thread) {
-    List<FakeTask> tasks = openTasks.get(thread);
+    return complete(openTasks.get(thread));
+  }
+
+  /** Completes {@code tasks} (their holds end) and forgets them; returns how many. */
+  static int complete(List<FakeTask> tasks) {
     int completed = tasks.size();
     for (FakeTask task : tasks) {
       task.complete();
@@ -210,13 +214,24 @@ public class DecodedBroadcastCacheLincheckTest {
     }
     // What an engine does between tasks: no broadcast Spark dropped stays retained past it.
     cache.checkRetained();
-    CacheSnapshot snapshot = cache.snapshot();
+    checkAtRest(cache, live, memory.used());
+    cache.close();
+    check(allocator.getAllocatedMemory() == 0, "bytes left: " + allocator.getAllocatedMemory());
+    check(memory.used() == 0, "storage memory left: " + memory.used());
+    allocator.close();
+  }
+
+  /**
+   * {@code cache} with no holder: every entry retained, of a live broadcast, the gauges matching
+   * the entries, and {@code storageUsed} (the storage memory its entries take) their bytes.
+   */
+  static void checkAtRest(DecodedBroadcastCache cache, Set<Long> live, long storageUsed) {
     CacheCounters counters = cache.counters();
     long retainedBytes = 0;
     Set<Long> retainedIds = new HashSet<>();
-    for (CacheSnapshot.EntryState entry : snapshot.entries()) {
-      check(entry.holders() == 0, "a hold outlived its task: " + entry);
-      check(entry.retained(), "an entry no task holds is not retained: " + entry);
+    for (CacheSnapshot.EntryState entry : cache.snapshot().entries()) {
+      check(entry.holders() == 0, "a hold outlived its task or release: " + entry);
+      check(entry.retained(), "an entry nobody holds is not retained: " + entry);
       check(live.contains(entry.broadcastId()), "a dropped broadcast is retained: " + entry);
       retainedBytes += entry.bytes();
       retainedIds.add(entry.broadcastId());
@@ -226,17 +241,13 @@ public class DecodedBroadcastCacheLincheckTest {
         counters.entriesRetained() == retainedIds.size(),
         "retained gauge " + counters.entriesRetained() + " for " + retainedIds);
     check(
-        counters.bytesRetained() == retainedBytes && memory.used() == retainedBytes,
+        counters.bytesRetained() == retainedBytes && storageUsed == retainedBytes,
         "retained bytes: gauge "
             + counters.bytesRetained()
             + ", storage memory "
-            + memory.used()
+            + storageUsed
             + ", entries "
             + retainedBytes);
-    cache.close();
-    check(allocator.getAllocatedMemory() == 0, "bytes left: " + allocator.getAllocatedMemory());
-    check(memory.used() == 0, "storage memory left: " + memory.used());
-    allocator.close();
   }
 
   @Test
@@ -309,7 +320,7 @@ public class DecodedBroadcastCacheLincheckTest {
 
     public void close() {}
 
-    private static long expectedSum(int id) throws Exception {
+    static long expectedSum(int id) throws Exception {
       if (id == DAMAGED) {
         // What decoding the damaged broadcast throws, made afresh.
         throw decodeFailure();
@@ -329,7 +340,7 @@ public class DecodedBroadcastCacheLincheckTest {
    * interleaves (the fake task's completion, which releases holds, included), and switching threads
    * inside them only multiplies the runs.
    */
-  private static ManagedStrategyGuarantee atomicOutsideTheCache() {
+  static ManagedStrategyGuarantee atomicOutsideTheCache() {
     return ManagedStrategyGuaranteeKt.forClasses(
             name ->
                 name.startsWith("org.apache.arrow.")
@@ -342,7 +353,7 @@ public class DecodedBroadcastCacheLincheckTest {
         .treatAsAtomic();
   }
 
-  private static long sumOfKeys(BroadcastReader reader) {
+  static long sumOfKeys(BroadcastReader reader) {
     long sum = 0;
     while (reader.next()) {
       VectorSchemaRoot view = reader.current();
@@ -415,7 +426,7 @@ public class DecodedBroadcastCacheLincheckTest {
     };
   }
 
-  private static void check(boolean condition, String what) {
+  static void check(boolean condition, String what) {
     if (!condition) {
       throw new IllegalStateException(what);
     }
