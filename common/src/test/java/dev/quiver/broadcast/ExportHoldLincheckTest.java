@@ -50,8 +50,8 @@ import org.junit.jupiter.api.Test;
  * DecodedBroadcastCache.drop} that frees an entry consumers alone still hold: the entry's allocator
  * refuses to close under the lease's, the consumer's check finds the decoded bytes gone, and the
  * last release moves a released entry. Both modes catch both; the model check's six short
- * iterations (rather than fewer, longer ones) are what let it meet the second, which needs an export
- * past its task and a drop of the same broadcast in one scenario.
+ * iterations (rather than fewer, longer ones) are what let it meet the second, which needs an
+ * export past its task and a drop of the same broadcast in one scenario.
  */
 // Public, as Lincheck makes its instances by reflection from another module.
 @Tag("model-check")

@@ -34,8 +34,8 @@ import org.junit.jupiter.api.Test;
  * (direct) is measured in the JVM's direct buffer pool while it reads.
  *
  * <p>The seeds are the fuzz corpus ({@code dev/fuzz --seeds} writes them), so no stream is built
- * here; the names pick the decoder each seed reaches (body compression: a {@code BodyCompression} on
- * every batch; big-endian: the schema's flag; views, unions and run-end encoded columns).
+ * here; the names pick the decoder each seed reaches (body compression: a {@code BodyCompression}
+ * on every batch; big-endian: the schema's flag; views, unions and run-end encoded columns).
  */
 @Tag("bad-input")
 class HostileLengthBoundTest {
@@ -242,8 +242,7 @@ class HostileLengthBoundTest {
         };
     FakeTask task = new FakeTask();
     try (RawBlockIterator blocks =
-        new RawBlockIterator(
-            sampled, task, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH, "bound")) {
+        new RawBlockIterator(sampled, task, ShuffleBlockFormat.DEFAULT_MAX_BLOCK_LENGTH, "bound")) {
       while (blocks.next()) {
         blocks.body();
       }
