@@ -3,7 +3,7 @@ package dev.quiver.bench
 import java.io.File
 
 import dev.quiver.bench.BroadcastJoinBench.Run
-import dev.quiver.bench.ReportText.{median, ratio, save, Medians}
+import dev.quiver.bench.ReportText.{median, ms, ratio, save, Medians}
 
 /**
  * The main job's results: a Markdown table, a CSV of every run, and an SVG chart. `cometSkipped`
@@ -180,8 +180,6 @@ class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[St
     save(new File(dir, "results.csv"), csv)
     save(new File(dir, "results.svg"), svg)
   }
-
-  private def ms(value: Long): String = f"$value%,d ms"
 
   private def mib(bytes: Long): String = f"${bytes / 1048576.0}%,.1f MiB"
 

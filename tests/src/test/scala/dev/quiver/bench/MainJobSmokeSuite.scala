@@ -51,13 +51,10 @@ class MainJobSmokeSuite extends AnyFunSuite {
       for (setting <- settings)
         assert(table.contains(s"| $name | $setting |"), s"no row for $name, $setting in:\n$table")
     }
-    val csv = Files.readAllLines(new File(out, "results.csv").toPath).toArray.toSeq.map(_.toString)
-    val header = csv.head.split(",").toSeq
-    val runs = csv.drop(1).map(_.split(",").toSeq)
-    def total(column: String, setting: String): Long = {
-      val (settingAt, at) = (header.indexOf("setting"), header.indexOf(column))
-      runs.filter(_(settingAt) == setting).map(_(at).toLong).sum
-    }
+    val runs = MainJobProcess.csvRows(new File(out, "results.csv"))
+    val csv = runs.mkString("\n")
+    def total(column: String, setting: String): Long =
+      runs.filter(_("setting") == setting).map(_(column).toLong).sum
     // With sharing on, overlapping tasks never decode more often than with it off.
     assert(total("decodes", "on") <= total("decodes", "off"))
     // Retention: tasks that no longer overlap read the retained entry instead of decoding again.
@@ -73,10 +70,10 @@ class MainJobSmokeSuite extends AnyFunSuite {
     for (setting <- Seq("Spark", "off", "on", CometJoin.Setting))
       assert(total("largest_entry_bytes", setting) == 0, setting)
     if (withComet) {
-      assert(runs.exists(_(header.indexOf("setting")) == CometJoin.Setting), csv)
+      assert(runs.exists(_("setting") == CometJoin.Setting), csv)
       assert(table.contains("Quiver / Comet"), table)
       // Comet on Quiver: each query's new broadcast decoded once on the (one) executor, and kept.
-      val onQuiverRuns = runs.count(_(header.indexOf("setting")) == CometJoin.OnQuiverSetting)
+      val onQuiverRuns = runs.count(_("setting") == CometJoin.OnQuiverSetting)
       assert(onQuiverRuns > 0, csv)
       assert(total("decodes", CometJoin.OnQuiverSetting) == onQuiverRuns, csv)
       assert(total("largest_entry_bytes", CometJoin.OnQuiverSetting) > 0, csv)
@@ -97,26 +94,23 @@ class MainJobSmokeSuite extends AnyFunSuite {
         assert(reads.contains(s"| $name | $reader |"), s"no row for $name, $reader in:\n$reads")
     }
     if (peer.isEmpty) assert(reads.contains("No peer ran: "), reads)
-    val readCsv =
-      Files.readAllLines(new File(out, "read-path.csv").toPath).toArray.toSeq.map(_.toString)
-    val readHeader = readCsv.head.split(",").toSeq
-    val readRuns = readCsv.drop(1).map(_.split(",").toSeq)
-    def column(run: Seq[String], name: String): String = run(readHeader.indexOf(name))
+    val readRuns = MainJobProcess.csvRows(new File(out, "read-path.csv"))
+    val readCsv = readRuns.mkString("\n")
     for (run <- readRuns) {
-      val tasks = column(run, "probe_tasks").toLong
-      val decodes = column(run, "decodes").toLong
+      val tasks = run("probe_tasks").toLong
+      val decodes = run("decodes").toLong
       // Without sharing every task decodes for itself, Comet's (counted by its streams' openings)
       // as Quiver's; with it, at most that often.
-      if (column(run, "reader").endsWith(" off")) assert(decodes == tasks, run)
+      if (run("reader").endsWith(" off")) assert(decodes == tasks, run)
       else assert(decodes <= tasks, run)
     }
     // Comet on Quiver: one broadcast per shape's session, decoded once over all its rounds.
-    val onQuiver = readRuns.filter(column(_, "reader") == PeerBroadcastReader.CometOnQuiver)
+    val onQuiver = readRuns.filter(_("reader") == PeerBroadcastReader.CometOnQuiver)
     assert(onQuiver.nonEmpty == peer.nonEmpty, readCsv)
     for (
       (shape, runs) <- onQuiver
-        .groupBy(run => Seq("build_rows", "probe_tasks", "cores").map(column(run, _)))
+        .groupBy(run => Seq("build_rows", "probe_tasks", "cores").map(run))
     )
-      assert(runs.map(column(_, "decodes").toLong).sum <= 1, s"$shape: $readCsv")
+      assert(runs.map(_("decodes").toLong).sum <= 1, s"$shape: $readCsv")
   }
 }

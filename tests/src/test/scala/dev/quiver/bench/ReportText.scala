@@ -46,6 +46,9 @@ object ReportText {
     else (sorted(sorted.size / 2 - 1) + sorted(sorted.size / 2)) / 2
   }
 
+  /** Milliseconds as "1,234 ms". */
+  def ms(value: Long): String = f"$value%,d ms"
+
   /** `a / b` as "1.23×", or "n/a" when `b` is zero. */
   def ratio(a: Long, b: Long): String =
     if (b == 0) "n/a" else f"${a.toDouble / b}%.2f×"

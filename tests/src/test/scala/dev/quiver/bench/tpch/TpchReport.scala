@@ -3,7 +3,7 @@ package dev.quiver.bench.tpch
 import java.io.File
 
 import dev.quiver.bench.{BenchOptions, CometJoin}
-import dev.quiver.bench.ReportText.{median, ratio, save}
+import dev.quiver.bench.ReportText.{median, ms, ratio, save}
 import dev.quiver.bench.tpch.TpchWorkload.{Broadcasts, Run, Spark}
 
 /**
@@ -176,5 +176,4 @@ class TpchReport(
 
   private def describe(b: Broadcasts): String = s"${b.spark} / ${b.comet} / ${b.quiver}"
 
-  private def ms(value: Long): String = f"$value%,d ms"
 }
