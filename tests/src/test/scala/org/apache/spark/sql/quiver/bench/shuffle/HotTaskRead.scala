@@ -1,7 +1,8 @@
 package org.apache.spark.sql.quiver.bench.shuffle
 
-import java.io.ByteArrayInputStream
+import java.io.{ByteArrayInputStream, Closeable, InputStream}
 import java.lang.management.ManagementFactory
+import java.nio.ByteBuffer
 
 import dev.quiver.ipc.ArrowIpc
 import dev.quiver.spark.shuffle.QuiverShuffleMetrics
@@ -18,8 +19,41 @@ object Reader {
   case object ChannelDecode extends Reader("Channels.newChannel + same decode", decodes = true)
   case object QuiverRaw extends Reader("Quiver RawBlockIterator", decodes = false)
   case object ChannelRaw extends Reader("Channels.newChannel into direct buffer", decodes = false)
+  case object CometRaw extends Reader("Comet CometShuffleBlockIterator", decodes = false)
+  case object Floor extends Reader("no-copy floor: read into a heap array", decodes = false)
 
-  val all: Seq[Reader] = Seq(QuiverDecode, ChannelDecode, QuiverRaw, ChannelRaw)
+  /** Comet's iterator only where Comet is on the class path (the default profile). */
+  val all: Seq[Reader] =
+    Seq(QuiverDecode, ChannelDecode, QuiverRaw, ChannelRaw) ++
+      (if (CometBlocks.available) Seq(CometRaw) else Nil) :+ Floor
+}
+
+/**
+ * Comet 1.2.0's `org.apache.comet.CometShuffleBlockIterator`, the JVM half of Comet's native
+ * shuffle read, through reflection: Comet is on the default profile's test class path only, and
+ * this benchmark compiles on every profile. `hasNext()` reads the next block's header and body into
+ * its direct buffer and returns the body's length (the codec tag included), or -1 at the end.
+ */
+final class CometBlocks(in: InputStream) {
+  private val iterator = CometBlocks.constructor.newInstance(in)
+
+  def next(): Int = CometBlocks.hasNext.invoke(iterator).asInstanceOf[Int]
+
+  def body: ByteBuffer = CometBlocks.getBuffer.invoke(iterator).asInstanceOf[ByteBuffer]
+
+  def close(): Unit = iterator.asInstanceOf[Closeable].close()
+}
+
+object CometBlocks {
+  private lazy val cls: Option[Class[_]] =
+    try Some(Class.forName("org.apache.comet.CometShuffleBlockIterator"))
+    catch { case _: ClassNotFoundException => None }
+
+  def available: Boolean = cls.isDefined
+
+  private lazy val constructor = cls.get.getConstructor(classOf[InputStream])
+  private lazy val hasNext = cls.get.getMethod("hasNext")
+  private lazy val getBuffer = cls.get.getMethod("getBuffer")
 }
 
 /**
@@ -94,6 +128,22 @@ class HotTaskRead(
             bodyBytes += channel.body.remaining()
           }
           channel.close()
+        case Reader.CometRaw =>
+          val comet = new CometBlocks(in)
+          var length = comet.next()
+          while (length >= 0) {
+            blocks += 1
+            bodyBytes += comet.body.limit()
+            length = comet.next()
+          }
+          comet.close()
+        case Reader.Floor =>
+          val floor = new ChannelBlockReader(in, direct = false, channel = false)
+          while (floor.next()) {
+            blocks += 1
+            bodyBytes += floor.body.remaining()
+          }
+          floor.close()
       }
     }
     val wall = System.nanoTime() - wallStart

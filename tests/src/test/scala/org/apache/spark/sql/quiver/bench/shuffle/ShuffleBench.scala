@@ -16,8 +16,10 @@ import org.apache.spark.sql.quiver.shuffle.{MapStage, ShuffleSettings}
  * The hot reduce task of a skewed shuffled join: most rows share one key, so one reduce task reads
  * nearly the whole shuffle. The map side writes the shuffle once (Quiver's exchange, hash
  * partitioned on the key); then, round after round, a job reads only the hot partition with each
- * of four readers over the very same fetched streams: Quiver's block decoder and raw-block
- * iterator, and a `Channels.newChannel` reader doing the same work (the baseline).
+ * of the readers over the very same fetched streams: Quiver's block decoder and raw-block
+ * iterator, a `Channels.newChannel` reader doing the same work (the baseline), Comet's
+ * `CometShuffleBlockIterator` (where Comet is on the class path) and the no-copy floor (each body
+ * read straight into a heap array, nothing more).
  *
  * Options: `--rows N` (2097152), `--maps N` input partitions (16), `--partitions N` reduce
  * partitions (16), `--batch-rows N` rows per input batch (8192), `--rounds N` measured rounds (5),
@@ -190,6 +192,13 @@ final case class ShuffleBenchReport(
       ("raw-block", Reader.QuiverRaw, Reader.ChannelRaw)
     ).foreach { case (path, quiver, channel) =>
       lines += f"| $path | ${wall(quiver) / wall(channel)}%.3f | ${cpu(quiver) / cpu(channel)}%.3f |"
+    }
+    lines += ""
+    lines += "| raw-block reader / no-copy floor | wall | CPU |"
+    lines += "|---|---:|---:|"
+    Reader.all.filter(r => !r.decodes && r != Reader.Floor).foreach { reader =>
+      lines += f"| ${reader.name} | ${wall(reader) / wall(Reader.Floor)}%.3f | " +
+        f"${cpu(reader) / cpu(Reader.Floor)}%.3f |"
     }
     lines.result().mkString("\n") + "\n"
   }
