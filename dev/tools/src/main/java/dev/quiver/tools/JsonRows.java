@@ -46,14 +46,22 @@ import org.apache.arrow.vector.types.pojo.Field;
 final class JsonRows {
 
   /**
-   * Decimals as plain numbers (never {@code 1E+3}: the scale shows as it is stored); NaN and the
-   * infinities, which JSON has no numbers for, as strings, as Spark writes them.
+   * Decimals as plain numbers (never {@code 1E+3}: the scale shows as it is stored), except past
+   * {@link #PLAIN_SCALE_LIMIT}; NaN and the infinities, which JSON has no numbers for, as strings,
+   * as Spark writes them.
    */
   private static final JsonFactory JSON =
       new JsonFactoryBuilder()
           .enable(StreamWriteFeature.WRITE_BIGDECIMAL_AS_PLAIN)
           .enable(JsonWriteFeature.WRITE_NAN_AS_STRINGS)
           .build();
+
+  /**
+   * The largest scale (either sign) Jackson writes in plain notation. A schema may declare any
+   * scale (a hostile one 131072); past this one the decimal is written in exponent notation, which
+   * is still an exact JSON number, instead of failing the dump.
+   */
+  static final int PLAIN_SCALE_LIMIT = 9999;
 
   /** Timestamp formats with 0, 3, 6 and 9 fraction digits: seconds to nanoseconds. */
   private static final DateTimeFormatter[] FRACTIONS = {
@@ -186,7 +194,12 @@ final class JsonRows {
     if (value instanceof Boolean) {
       json.writeBoolean((Boolean) value);
     } else if (value instanceof BigDecimal) {
-      json.writeNumber((BigDecimal) value);
+      BigDecimal decimal = (BigDecimal) value;
+      if (Math.abs(decimal.scale()) <= PLAIN_SCALE_LIMIT) {
+        json.writeNumber(decimal);
+      } else {
+        json.writeNumber(decimal.toString());
+      }
     } else if (value instanceof Double) {
       json.writeNumber((Double) value);
     } else if (value instanceof Float) {

@@ -2,6 +2,7 @@ package dev.quiver.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -86,6 +87,22 @@ class JsonRowsTest {
       money.setValueCount(1);
       assertEquals("{\"d\":0.0000000001}", row(tiny, 0));
       assertEquals("{\"m\":100.00}", row(money, 0));
+    }
+  }
+
+  /** Found by fuzzing the dump of a shuffle file whose schema declared decimal(38, 131072). */
+  @Test
+  void aScaleTooLargeToWritePlainIsAnExactExponent() throws IOException {
+    int scale = JsonRows.PLAIN_SCALE_LIMIT + 1;
+    try (DecimalVector huge = new DecimalVector("d", allocator, 38, scale)) {
+      huge.allocateNew();
+      huge.setSafe(0, BigDecimal.valueOf(-7, scale));
+      huge.setValueCount(1);
+      String row = row(huge, 0);
+      assertEquals("{\"d\":-7E-" + scale + "}", row);
+      // A JSON reader that keeps decimals exact reads the value back.
+      ObjectMapper exact = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+      assertEquals(BigDecimal.valueOf(-7, scale), exact.readTree(row).get("d").decimalValue());
     }
   }
 
