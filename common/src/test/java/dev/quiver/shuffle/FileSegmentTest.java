@@ -72,15 +72,19 @@ class FileSegmentTest {
 
   @Test
   void theDecoderReadsASegmentThroughHeapPieces(BufferAllocator allocator) throws IOException {
-    byte[] segment = twoBlocks(allocator, BlockCodec.ZSTD);
+    byte[] segment;
+    try (VectorSchemaRoot a = TestData.buildSide(allocator, 0, 3000);
+        VectorSchemaRoot b = TestData.buildSide(allocator, 3000, 5)) {
+      segment = Blocks.write(BlockCodec.ZSTD, a, b);
+    }
     byte[] junk = Bytes.random(31, 4);
     Path data = file(Bytes.concat(junk, segment, junk));
     try (ShuffleBlockDecoder decoder =
         new ShuffleBlockDecoder(open(data, junk.length, segment), allocator)) {
       assertTrue(decoder.next());
-      assertEquals(3, decoder.root().getRowCount());
+      assertEquals(3000, decoder.root().getRowCount());
       assertTrue(decoder.next());
-      assertEquals(2, decoder.root().getRowCount());
+      assertEquals(5, decoder.root().getRowCount());
       assertFalse(decoder.next());
     }
   }
