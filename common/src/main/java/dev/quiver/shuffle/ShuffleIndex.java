@@ -96,18 +96,6 @@ public final class ShuffleIndex {
    */
   public static long segmentLength(Path index, int partitions, int partition, long dataFileSize)
       throws IOException {
-    long[] bounds = segmentBounds(index, partitions, partition, dataFileSize);
-    return bounds[1] - bounds[0];
-  }
-
-  /**
-   * One partition's segment as {@code {start, end}} data file offsets, checked as {@link
-   * #segmentLength} checks them: for a reader that opens the segment in the data file itself.
-   *
-   * @throws IOException if the index or the segment's bounds cannot be valid
-   */
-  public static long[] segmentBounds(Path index, int partitions, int partition, long dataFileSize)
-      throws IOException {
     Preconditions.checkArgument(
         partitions > 0, "partitions must be at least 1, got %s", partitions);
     Preconditions.checkElementIndex(partition, partitions, "partition");
@@ -145,7 +133,7 @@ public final class ShuffleIndex {
                   + " (truncated)",
               index, partition, end, dataFileSize));
     }
-    return new long[] {start, end};
+    return end - start;
   }
 
   /** The number of partitions. */

@@ -15,8 +15,7 @@
  * dev.quiver.shuffle.BlockCodec} names each body's codec by its tag. Readers never call {@code
  * available()} and check every length before allocating for it. Around the blocks: {@link
  * dev.quiver.shuffle.ShuffleIndex} reads Spark's index file of a map output, and {@link
- * dev.quiver.shuffle.FileSegmentInputStream} reads one segment of its data file, filling a direct
- * buffer with the file read itself.
+ * dev.quiver.shuffle.ExactLengthInputStream} holds a segment of its data file to its length.
  *
  * <p>Ownership: a decoder or an iterator owns the stream it reads and closes it. The decoder
  * allocates each batch from the caller's allocator and owns it until the next block or its close (a

@@ -1,11 +1,8 @@
 package dev.quiver.testing;
 
-import dev.quiver.io.BufferReadable;
-import dev.quiver.io.PiecewiseReads;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -14,7 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * it got, and whether the stream was closed. Several streams can add to one {@link Counts} (every
  * stream a codec opens, every stream of a job), from any thread.
  */
-public final class CountingInputStream extends FilterInputStream implements BufferReadable {
+public final class CountingInputStream extends FilterInputStream {
 
   /** What the streams sharing it were asked for and gave. */
   public static final class Counts {
@@ -111,18 +108,6 @@ public final class CountingInputStream extends FilterInputStream implements Buff
   public int read(byte[] b, int off, int len) throws IOException {
     int n = in.read(b, off, len);
     counts.read(len, n);
-    return n;
-  }
-
-  /** Passes a direct destination on, as Quiver's own stream wrappers do. */
-  @Override
-  public int read(ByteBuffer dst) throws IOException {
-    int requested =
-        in instanceof BufferReadable
-            ? dst.remaining()
-            : Math.min(dst.remaining(), PiecewiseReads.PIECE_SIZE);
-    int n = PiecewiseReads.readPiece(in, dst);
-    counts.read(requested, n);
     return n;
   }
 

@@ -1,9 +1,7 @@
 package org.apache.spark.sql.quiver.shuffle
 
 import java.io.{FilterInputStream, InputStream, IOException}
-import java.nio.ByteBuffer
 
-import dev.quiver.io.{BufferReadable, PiecewiseReads}
 import dev.quiver.shuffle.{RawBlockIterator, ShuffleBlockDecoder}
 import org.apache.spark.sql.quiver.QuiverRuntime
 import org.apache.spark.sql.quiver.shim.SparkShims
@@ -12,7 +10,6 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.spark.{ShuffleDependency, TaskContext}
 import org.apache.spark.executor.TempShuffleReadMetrics
 import org.apache.spark.sql.quiver.SparkTaskScope
-import org.apache.spark.storage.FetchedStreams
 
 /**
  * One reduce task's read of one partition of an exchange: the map outputs Spark's shuffle reader
@@ -59,7 +56,7 @@ final private[quiver] class ReduceTask(
    * The next map output's stream, counting the bytes read from it into the metrics. Spark counts
    * it as one record read; the caller counts its records ([[countRecords]]) instead.
    */
-  def nextStream(): ByteCounting = {
+  def nextStream(): InputStream = {
     val in = fetched.next() match {
       case (_, stream: FetchedStream) => stream.in
       case other =>
@@ -67,11 +64,7 @@ final private[quiver] class ReduceTask(
     }
     streamsOpened += 1
     readMetrics.incRecordsRead(-1)
-    val direct = FetchedStreams.behindSparkWrapper(in) match {
-      case readable: BufferReadable => readable
-      case _ => null
-    }
-    new ByteCounting(in, direct, metrics)
+    new ByteCounting(in, metrics)
   }
 
   /** Adds to Spark's records-read metric of the task. */
@@ -115,43 +108,9 @@ final private[quiver] class ReduceTask(
  * Spark's stream: a closed reader stays referenced by its task's completion listeners until the
  * task ends, and Spark's decompressing stream holds buffers that one task reading thousands of map
  * outputs must not keep.
- *
- * @param direct the stream behind Spark's fetcher wrapper when it fills a direct buffer itself (a
- *   local segment, read from its data file), or null. Spark's wrapper passes on heap reads only, so
- *   a direct destination (the raw-block iterator's body) goes to it past the wrapper, with no heap
- *   piece and copy between; both read the same stream, so their reads interleave in order.
  */
-final private[shuffle] class ByteCounting(
-    stream: InputStream,
-    direct: BufferReadable,
-    metrics: QuiverShuffleMetrics
-) extends FilterInputStream(stream)
-    with BufferReadable {
-
-  /** Bytes read into direct buffers past Spark's wrapper (so with no heap copy). */
-  private var directBytes = 0L
-
-  def bytesReadPastSparksWrapper: Long = directBytes
-
-  override def read(dst: ByteBuffer): Int = {
-    val wrapper = open
-    val n =
-      if (direct == null || dst.hasArray) PiecewiseReads.readPiece(wrapper, dst)
-      else
-        try {
-          val read = direct.read(dst)
-          if (read > 0) directBytes += read
-          read
-        } catch {
-          // Read again through Spark's wrapper, which turns a failed read into what Spark makes of
-          // it (a fetch failure, when it checks for corruption); not for a kill's interrupt, which
-          // must end the task as killed.
-          case _: IOException if !Thread.currentThread().isInterrupted =>
-            PiecewiseReads.readPiece(wrapper, dst)
-        }
-    if (n > 0) metrics.blockBytesRead.add(n.toLong)
-    n
-  }
+private class ByteCounting(stream: InputStream, metrics: QuiverShuffleMetrics)
+    extends FilterInputStream(stream) {
 
   override def read(): Int = {
     val b = open.read()

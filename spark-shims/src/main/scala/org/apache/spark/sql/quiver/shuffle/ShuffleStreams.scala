@@ -4,7 +4,7 @@ import java.io.InputStream
 import java.nio.file.Files
 
 import dev.quiver.codec.SparkStreamCodec
-import dev.quiver.shuffle.{FileSegmentInputStream, ShuffleIndex}
+import dev.quiver.shuffle.{ExactLengthInputStream, ShuffleIndex}
 import org.apache.spark.sql.quiver.SparkCodec
 import org.apache.spark.{ShuffleDependency, SparkConf, SparkEnv, TaskContext}
 import org.apache.spark.internal.config
@@ -23,9 +23,8 @@ import org.apache.spark.storage.{BlockId, BlockManagerId, ShuffleBlockChunkId, S
  * The streams of one reduce partition's map outputs, fetched by Spark's shuffle reader and wrapped
  * by Quiver instead of by Spark's `SerializerManager`:
  *
- *   - a segment this executor wrote is read by Quiver from the data file, at the bounds its index
- *     gives ([[FileSegmentInputStream]], on the raw bytes, before decryption and decompression),
- *     so a direct destination is filled by the file read itself ([[ReduceTask]]);
+ *   - a segment whose exact length is known is consumed exactly ([[ExactLengthInputStream]], on
+ *     the raw bytes, before decryption and decompression);
  *   - a stream Spark's lz4 codec compressed is decompressed by Quiver's reader of Spark's lz4
  *     framing, not by Spark's codec (lz4-java's fast decompressor, which reads past the end of
  *     hostile input: CVE-2025-12183); one Spark's snappy codec compressed, by Quiver's snappy
@@ -71,13 +70,13 @@ private[quiver] object ShuffleStreams {
                reduceId,
                reduceId + 1
              )).toList
-        val segments = new LocalSegments(
+        val lengths = new SegmentLengths(
           located,
           env.blockManager.blockManagerId,
           sort.shuffleBlockResolver,
           dependency.partitioner.numPartitions
         )
-        val serializers = new QuiverSerializerManager(env.serializerManager, env.conf, segments)
+        val serializers = new QuiverSerializerManager(env.serializerManager, env.conf, lengths)
         new BlockStoreShuffleReader[Any, Any](
           dependency.shuffleHandle.asInstanceOf[BaseShuffleHandle[Any, _, Any]],
           located.iterator,
@@ -97,14 +96,16 @@ private[quiver] object ShuffleStreams {
 }
 
 /**
- * The segments of map outputs this executor wrote: Spark reads them from the local data file,
- * through a stream that simply ends where the file ends, so a data file shorter than its index
- * reads as fewer bytes with no error. Quiver reads them itself, from the bounds Spark itself takes
- * them from: the index file the block resolver finds for the map output, read by [[ShuffleIndex]]
- * (one more small read of the index file per segment), which also fails the fetch, naming the
- * file, when the segment cannot be valid or ends past the data file's end.
+ * The exact length of the segments whose length can be had exactly.
  *
- * Not covered (their streams are Spark's, consumed exactly where their length is known), and why:
+ * Covered: segments of map outputs this executor wrote (Spark reads them from the local data file,
+ * through a stream that simply ends where the file ends, so a data file shorter than its index
+ * reads as fewer bytes with no error). Their length is what Spark itself takes the segment's
+ * bounds from: the index file the block resolver finds for the map output, read by
+ * [[ShuffleIndex]] (one more small read of the index file per segment), which also fails the
+ * fetch, naming the file, when the segment cannot be valid or ends past the data file's end.
+ *
+ * Not covered, and why:
  *   - remote segments: the stream Spark hands over is made from the fetched buffer, so its length
  *     is the buffer's by construction, and that is the length the serving side took from its own
  *     index file (a serving side whose data file is short fails the transfer: Netty's file region
@@ -119,7 +120,7 @@ private[quiver] object ShuffleStreams {
  * `HighlyCompressedMapStatus` (more than 2000 partitions, or blocks under
  * `spark.shuffle.accurateBlockThreshold`) they are approximations.
  */
-final private[shuffle] class LocalSegments(
+final private[shuffle] class SegmentLengths(
     located: Seq[(BlockManagerId, scala.collection.Seq[(BlockId, Long, Int)])],
     local: BlockManagerId,
     resolver: IndexShuffleBlockResolver,
@@ -132,19 +133,16 @@ final private[shuffle] class LocalSegments(
       .flatMap { case (_, blocks) => blocks.iterator.map(_._1) }
       .toSet
 
-  /**
-   * `id`'s segment read from the data file by Quiver, if it is local; `spark` is the stream Spark
-   * opened for it, left unread and closed with the one returned.
-   */
-  def open(id: ShuffleBlockId, spark: InputStream): Option[InputStream] =
+  /** The exact length of `id`'s segment and what to call it in errors, if known. */
+  def apply(id: ShuffleBlockId): Option[(Long, String)] =
     if (!localBlocks.contains(id)) None
     else {
       val index = resolver.getIndexFile(id.shuffleId, id.mapId).toPath
-      val data = resolver.getDataFile(id.shuffleId, id.mapId).toPath
-      val bounds = ShuffleIndex.segmentBounds(index, partitions, id.reduceId, Files.size(data))
+      val dataSize = Files.size(resolver.getDataFile(id.shuffleId, id.mapId).toPath)
+      val length = ShuffleIndex.segmentLength(index, partitions, id.reduceId, dataSize)
       val what = s"shuffle ${id.shuffleId} map ${id.mapId} reduce partition ${id.reduceId} " +
-        s"(block ${id.name}, local: its bounds are the index file's)"
-      Some(FileSegmentInputStream.open(data, bounds(0), bounds(1) - bounds(0), what, spark))
+        s"(block ${id.name}, local: its length is the index file's)"
+      Some((length, what))
     }
 }
 
@@ -167,7 +165,7 @@ final private[shuffle] class LocalSegments(
 final private[shuffle] class QuiverSerializerManager(
     spark: SerializerManager,
     conf: SparkConf,
-    segments: LocalSegments
+    lengths: SegmentLengths
 ) extends SerializerManager(SparkEnv.get.serializer, conf) {
 
   private val compressShuffle: Boolean = conf.get(config.SHUFFLE_COMPRESS)
@@ -178,8 +176,10 @@ final private[shuffle] class QuiverSerializerManager(
 
   override def wrapStream(blockId: BlockId, s: InputStream): InputStream = blockId match {
     case id: ShuffleBlockId =>
-      val raw = segments.open(id, s).getOrElse(s)
-      decompress(id, spark.wrapForEncryption(raw))
+      val checked = lengths(id).fold(s) { case (length, what) =>
+        new ExactLengthInputStream(s, length, what)
+      }
+      decompress(id, spark.wrapForEncryption(checked))
     case id: ShuffleBlockChunkId => decompress(id, spark.wrapForEncryption(s))
     case other => spark.wrapStream(other, s)
   }

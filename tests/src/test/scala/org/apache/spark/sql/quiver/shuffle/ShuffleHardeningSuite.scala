@@ -161,7 +161,7 @@ class ShuffleHardeningSuite extends AnyFunSuite with ShuffleTestSupport {
     new QuiverSerializerManager(
       SparkEnv.get.serializerManager,
       conf,
-      new LocalSegments(Nil, SparkEnv.get.blockManager.blockManagerId, resolver, partitions = 1)
+      new SegmentLengths(Nil, SparkEnv.get.blockManager.blockManagerId, resolver, partitions = 1)
     )
   }
 

@@ -51,15 +51,6 @@ class ShuffleReadSuite extends AnyFunSuite with ShuffleTestSupport with Eventual
     }
   }
 
-  test("the raw-block path's bodies skip Spark's wrapper and its heap copy") {
-    // The session's Spark lz4 stream fills each body's direct buffer itself (as a local data
-    // file's segment does when Spark's compression is off: dev/bench-shuffle).
-    val exchange = this.exchange(wide, ShufflePartitioning.RoundRobin(2), rowsPerBatch = 20000)
-    val perTask = new BodyBytesPastSparksWrapper(exchange, settings()).collect()
-    assert(perTask.map(_._1).sum > 0)
-    perTask.foreach { case (bodies, direct) => assert(direct == bodies) }
-  }
-
   test("a job killed while its reduce task reads stops at the next batch and leaks nothing") {
     KillProbe.reset()
     val exchange =
@@ -113,23 +104,5 @@ object KillProbe {
   def reset(): Unit = {
     reading = new CountDownLatch(1)
     stoppedBy.set(null)
-  }
-}
-
-/** Per task: the raw-block path's body bytes, and the bytes read past Spark's wrapper. */
-private class BodyBytesPastSparksWrapper(exchange: ShuffleExchange, settings: ShuffleSettings)
-    extends ShuffleReadRDD[(Long, Long)](exchange.dependency, settings, exchange.metrics) {
-
-  override protected def read(task: ReduceTask): Iterator[(Long, Long)] = {
-    var bodies = 0L
-    var direct = 0L
-    while (task.hasNextStream) {
-      val stream = task.nextStream()
-      val blocks = task.openRawBlocks(stream)
-      while (blocks.next()) bodies += blocks.body().remaining()
-      blocks.close()
-      direct += stream.bytesReadPastSparksWrapper
-    }
-    Iterator((bodies, direct))
   }
 }
