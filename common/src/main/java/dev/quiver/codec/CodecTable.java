@@ -66,6 +66,9 @@ public enum CodecTable {
   /** Spark's {@code spark.io.compression.lz4.blockSize} default. */
   static final int SPARK_LZ4_BLOCK_SIZE = 32 * 1024;
 
+  /** Spark's {@code spark.io.compression.zstd.level} default. */
+  static final int SPARK_ZSTD_LEVEL = 1;
+
   /** Spark's {@code spark.io.compression.snappy.blockSize} default. */
   private static final int SPARK_SNAPPY_BLOCK_SIZE = 32 * 1024;
 

@@ -26,9 +26,6 @@ import java.util.Locale;
 @Public
 public final class SparkStreamCodec implements StreamCodec {
 
-  /** Spark's {@code spark.io.compression.zstd.level} default. */
-  private static final int ZSTD_LEVEL = 1;
-
   public static final SparkStreamCodec LZ4 = new SparkStreamCodec(CodecTable.LZ4);
   public static final SparkStreamCodec ZSTD = new SparkStreamCodec(CodecTable.ZSTD);
   public static final SparkStreamCodec SNAPPY = new SparkStreamCodec(CodecTable.SNAPPY);
@@ -64,7 +61,7 @@ public final class SparkStreamCodec implements StreamCodec {
 
   @Override
   public OutputStream compress(OutputStream out) throws IOException {
-    return codec.compress(CodecTable.Framing.SPARK_STREAM, out, ZSTD_LEVEL);
+    return codec.compress(CodecTable.Framing.SPARK_STREAM, out, CodecTable.SPARK_ZSTD_LEVEL);
   }
 
   @Override
