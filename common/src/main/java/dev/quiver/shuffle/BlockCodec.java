@@ -29,8 +29,7 @@ public final class BlockCodec implements StreamCodec {
       "spark.comet.shuffle.compression.offsetsAsLengths.enabled";
 
   public static final BlockCodec LZ4 = new BlockCodec(CodecTable.LZ4, "LZ4_", 0);
-  public static final BlockCodec ZSTD =
-      new BlockCodec(CodecTable.ZSTD, "ZSTD", DEFAULT_ZSTD_LEVEL);
+  public static final BlockCodec ZSTD = new BlockCodec(CodecTable.ZSTD, "ZSTD", DEFAULT_ZSTD_LEVEL);
   public static final BlockCodec SNAPPY = new BlockCodec(CodecTable.SNAPPY, "SNAP", 0);
   public static final BlockCodec NONE = new BlockCodec(CodecTable.NONE, "NONE", 0);
 
