@@ -1,17 +1,10 @@
 package dev.quiver.codec;
 
-import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
-import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
 import dev.quiver.annotation.Public;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.Locale;
-import java.util.zip.Checksum;
-import net.jpountz.lz4.LZ4BlockOutputStream;
-import net.jpountz.lz4.LZ4Factory;
-import net.jpountz.xxhash.XXHashFactory;
-import org.xerial.snappy.SnappyOutputStream;
 
 /**
  * Spark's {@code spark.io.compression.codec} codecs, framed as Spark frames them, without Spark:
@@ -24,7 +17,7 @@ import org.xerial.snappy.SnappyOutputStream;
  *       Quiver's own {@link SparkLz4InputStream} (lz4's safe decompressor, every length checked;
  *       concatenated streams read as one, as in Spark; an end of input counts as the end of the
  *       data only at the very start or right after a stream's end block).
- *   <li>{@code zstd}: zstd frames (zstd-jni).
+ *   <li>{@code zstd}: zstd frames (zstd-jni), windows up to {@link CodecTable#ZSTD_WINDOW_LOG_MAX}.
  *   <li>{@code snappy}: snappy-java's own stream format ({@code SnappyInputStream}), not the Snappy
  *       framing format of shuffle blocks.
  *   <li>{@code none}: the bytes as they are.
@@ -33,31 +26,15 @@ import org.xerial.snappy.SnappyOutputStream;
 @Public
 public final class SparkStreamCodec implements StreamCodec {
 
-  /** Spark's {@code spark.io.compression.lz4.blockSize} default. */
-  static final int LZ4_BLOCK_SIZE = 32 * 1024;
+  public static final SparkStreamCodec LZ4 = new SparkStreamCodec(CodecTable.LZ4);
+  public static final SparkStreamCodec ZSTD = new SparkStreamCodec(CodecTable.ZSTD);
+  public static final SparkStreamCodec SNAPPY = new SparkStreamCodec(CodecTable.SNAPPY);
+  public static final SparkStreamCodec NONE = new SparkStreamCodec(CodecTable.NONE);
 
-  /** Spark's {@code spark.io.compression.snappy.blockSize} default. */
-  private static final int SNAPPY_BLOCK_SIZE = 32 * 1024;
+  private final CodecTable codec;
 
-  /** Spark's {@code spark.io.compression.zstd.level} default. */
-  private static final int ZSTD_LEVEL = 1;
-
-  private enum Kind {
-    LZ4,
-    ZSTD,
-    SNAPPY,
-    NONE
-  }
-
-  public static final SparkStreamCodec LZ4 = new SparkStreamCodec(Kind.LZ4);
-  public static final SparkStreamCodec ZSTD = new SparkStreamCodec(Kind.ZSTD);
-  public static final SparkStreamCodec SNAPPY = new SparkStreamCodec(Kind.SNAPPY);
-  public static final SparkStreamCodec NONE = new SparkStreamCodec(Kind.NONE);
-
-  private final Kind kind;
-
-  private SparkStreamCodec(Kind kind) {
-    this.kind = kind;
+  private SparkStreamCodec(CodecTable codec) {
+    this.codec = codec;
   }
 
   /**
@@ -76,56 +53,24 @@ public final class SparkStreamCodec implements StreamCodec {
         "unknown codec '" + name + "' (expected lz4, zstd, snappy or none)");
   }
 
+  /** Bounded on hostile bytes: see {@link CodecTable}. */
   @Override
   public InputStream decompress(InputStream in) throws IOException {
-    switch (kind) {
-      case LZ4:
-        // Not lz4-java's LZ4BlockInputStream: it decompresses with the fast decompressor, which
-        // crashes the JVM on hostile bytes. Concatenated streams read as one, as in Spark.
-        return new SparkLz4InputStream(in);
-      case ZSTD:
-        return new ZstdInputStreamNoFinalizer(in);
-      case SNAPPY:
-        // Not snappy-java's SnappyInputStream: it allocates a hostile chunk length (up to 512 MiB)
-        // and declared uncompressed length (unbounded) before the bytes exist. See SnappyStreams.
-        return SnappyStreams.sparkStream(in);
-      default:
-        return in;
-    }
+    return codec.decompress(CodecTable.Framing.SPARK_STREAM, in);
   }
 
   @Override
   public OutputStream compress(OutputStream out) throws IOException {
-    switch (kind) {
-      case LZ4:
-        return new LZ4BlockOutputStream(
-            out,
-            LZ4_BLOCK_SIZE,
-            LZ4Factory.fastestInstance().fastCompressor(),
-            lz4Checksum(),
-            true);
-      case ZSTD:
-        return new ZstdOutputStreamNoFinalizer(out, ZSTD_LEVEL);
-      case SNAPPY:
-        return new SnappyOutputStream(out, SNAPPY_BLOCK_SIZE);
-      default:
-        return out;
-    }
-  }
-
-  private static Checksum lz4Checksum() {
-    return XXHashFactory.fastestInstance()
-        .newStreamingHash32(SparkLz4InputStream.CHECKSUM_SEED)
-        .asChecksum();
+    return codec.compress(CodecTable.Framing.SPARK_STREAM, out, CodecTable.SPARK_ZSTD_LEVEL);
   }
 
   @Override
   public boolean isIdentity() {
-    return kind == Kind.NONE;
+    return codec == CodecTable.NONE;
   }
 
   @Override
   public String toString() {
-    return kind.name().toLowerCase(Locale.ROOT);
+    return codec.codecName();
   }
 }

@@ -139,13 +139,7 @@ final class BodyDecompressor {
     List<BufferLayout> layouts = BatchChecks.bufferLayouts(field);
     long lastOffset = -1;
     for (BufferLayout layout : layouts) {
-      int index = plain.size();
-      if (index >= compressed.size()) {
-        throw new IpcFormatException(
-            "the batch has too few buffers for column "
-                + field.getName()
-                + " (fewer than its schema)");
-      }
+      int index = nextBuffer(field, "its schema");
       BufferLayout.BufferType kind = layout.getType();
       long uses;
       String name;
@@ -208,15 +202,26 @@ final class BodyDecompressor {
       }
     }
     for (int b = 0; b < count; b++) {
-      int index = plain.size();
-      if (index >= compressed.size()) {
-        throw new IpcFormatException(
-            "the batch has too few buffers for column "
-                + field.getName()
-                + " (fewer than its variadic buffer count)");
-      }
+      int index = nextBuffer(field, "its variadic buffer count");
       plain.add(buffer(field, "variadic data " + b, index, uses[b]));
     }
+  }
+
+  /**
+   * The index of the next buffer to decompress, for a buffer of {@code field}; refused where the
+   * batch has no more (fewer than {@code expectedBy} asks for).
+   */
+  private int nextBuffer(Field field, String expectedBy) throws IpcFormatException {
+    int index = plain.size();
+    if (index >= compressed.size()) {
+      throw new IpcFormatException(
+          "the batch has too few buffers for column "
+              + field.getName()
+              + " (fewer than "
+              + expectedBy
+              + ")");
+    }
+    return index;
   }
 
   /**

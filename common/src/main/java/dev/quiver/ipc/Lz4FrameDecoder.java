@@ -37,6 +37,9 @@ final class Lz4FrameDecoder {
 
   static final int MAGIC = 0x184D2204;
 
+  /** The frame's name in messages. */
+  private static final String FRAME = "LZ4 frame";
+
   /** An LZ4 block decodes to at most about 255 bytes per input byte (one per length byte). */
   static final long MAX_EXPANSION = 255;
 
@@ -67,12 +70,7 @@ final class Lz4FrameDecoder {
     ByteBuffer src = in.slice().order(ByteOrder.LITTLE_ENDIAN);
     int end = src.limit();
     int declared = out.capacity();
-    require(src, 0, 7, "its frame header");
-    int magic = src.getInt(0);
-    if (magic != MAGIC) {
-      throw new IpcFormatException(
-          String.format("not an LZ4 frame (magic 0x%08X, 0x%08X expected)", magic, MAGIC));
-    }
+    FrameChecks.requireHeader(src, 7, MAGIC, FRAME, "an");
     int flg = src.get(4) & 0xFF;
     int bd = src.get(5) & 0xFF;
     if ((flg & FLG_VERSION_MASK) != FLG_VERSION_01 || (flg & FLG_RESERVED) != 0) {
@@ -85,7 +83,7 @@ final class Lz4FrameDecoder {
     int blockMaximum = 1 << (8 + 2 * sizeId);
     int at = 6;
     if ((flg & FLG_CONTENT_SIZE) != 0) {
-      require(src, at, 9, "its content size");
+      FrameChecks.require(src, at, 9, FRAME, "its content size");
       long contentSize = src.getLong(at);
       if (contentSize != declared) {
         throw new IpcFormatException(
@@ -98,7 +96,7 @@ final class Lz4FrameDecoder {
     if ((flg & FLG_DICTIONARY_ID) != 0) {
       throw new IpcFormatException("LZ4 frame: needs a dictionary, which Arrow IPC has none of");
     }
-    require(src, at, 1, "its header checksum");
+    FrameChecks.require(src, at, 1, FRAME, "its header checksum");
     int headerChecksum = (XXHASH.hash(src, 4, at - 4, 0) >>> 8) & 0xFF;
     if ((src.get(at) & 0xFF) != headerChecksum) {
       throw new IpcFormatException(
@@ -113,7 +111,7 @@ final class Lz4FrameDecoder {
     LZ4SafeDecompressor decompressor = SafeLz4.decompressor();
     int written = 0;
     for (int block = 0; ; block++) {
-      require(src, at, 4, "block " + block + "'s size");
+      FrameChecks.require(src, at, 4, FRAME, "block " + block + "'s size");
       int word = src.getInt(at);
       at += 4;
       if (word == 0) {
@@ -127,7 +125,7 @@ final class Lz4FrameDecoder {
                 "LZ4 frame: block %d claims %d bytes; the frame's blocks hold at most %d",
                 block, size, blockMaximum));
       }
-      require(src, at, size + (blockChecksums ? 4L : 0L), "block " + block);
+      FrameChecks.require(src, at, size + (blockChecksums ? 4L : 0L), FRAME, "block " + block);
       if (blockChecksums) {
         int expected = src.getInt(at + size);
         int actual = XXHASH.hash(src, at, size, 0);
@@ -166,7 +164,7 @@ final class Lz4FrameDecoder {
       at += size + (blockChecksums ? 4 : 0);
     }
     if ((flg & FLG_CONTENT_CHECKSUM) != 0) {
-      require(src, at, 4, "its content checksum");
+      FrameChecks.require(src, at, 4, FRAME, "its content checksum");
       int expected = src.getInt(at);
       int actual = XXHASH.hash(out, 0, written, 0);
       if (expected != actual) {
@@ -262,15 +260,6 @@ final class Lz4FrameDecoder {
     ByteBuffer target = to.duplicate();
     target.position(into);
     target.put(source);
-  }
-
-  /** Checks that {@code length} bytes from {@code at} exist, naming {@code what} if not. */
-  private static void require(ByteBuffer src, int at, long length, String what)
-      throws IpcFormatException {
-    if (length > src.limit() - (long) at) {
-      throw new IpcFormatException(
-          String.format("LZ4 frame ends (at byte %d) inside %s (truncated)", src.limit(), what));
-    }
   }
 
   /** The native XXH32 where lz4-java has its library; the array-checked Java one otherwise. */

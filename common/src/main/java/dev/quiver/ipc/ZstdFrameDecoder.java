@@ -20,6 +20,9 @@ final class ZstdFrameDecoder {
 
   static final int MAGIC = 0xFD2FB528;
 
+  /** The frame's name in messages. */
+  private static final String FRAME = "zstd frame";
+
   /**
    * A zstd block decodes to at most 128 KiB and an RLE block takes 4 bytes (a 3-byte header and the
    * byte), the format's densest: 32 Ki bytes per input byte at most.
@@ -63,12 +66,7 @@ final class ZstdFrameDecoder {
   }
 
   private static void checkHeader(ByteBuffer src, int declared) throws IpcFormatException {
-    require(src, 0, 6, "its frame header");
-    int magic = src.getInt(0);
-    if (magic != MAGIC) {
-      throw new IpcFormatException(
-          String.format("not a zstd frame (magic 0x%08X, 0x%08X expected)", magic, MAGIC));
-    }
+    FrameChecks.requireHeader(src, 6, MAGIC, FRAME, "a");
     int descriptor = src.get(4) & 0xFF;
     int contentSizeFlag = descriptor >>> 6;
     boolean singleSegment = (descriptor & 0x20) != 0;
@@ -84,7 +82,7 @@ final class ZstdFrameDecoder {
       window = base + (base / 8) * (windowDescriptor & 0x7);
     }
     int dictionaryBytes = DICTIONARY_ID_BYTES[descriptor & 0x3];
-    require(src, at, dictionaryBytes, "its dictionary id");
+    FrameChecks.require(src, at, dictionaryBytes, FRAME, "its dictionary id");
     long dictionary = 0;
     for (int i = 0; i < dictionaryBytes; i++) {
       dictionary |= (src.get(at + i) & 0xFFL) << (8 * i);
@@ -95,7 +93,7 @@ final class ZstdFrameDecoder {
           "zstd frame: needs dictionary " + dictionary + ", which Arrow IPC has none of");
     }
     int contentSizeBytes = contentSizeFlag == 0 ? (singleSegment ? 1 : 0) : 1 << contentSizeFlag;
-    require(src, at, contentSizeBytes, "its content size");
+    FrameChecks.require(src, at, contentSizeBytes, FRAME, "its content size");
     long contentSize = -1;
     if (contentSizeBytes > 0) {
       contentSize = 0;
@@ -117,14 +115,6 @@ final class ZstdFrameDecoder {
           String.format(
               "zstd frame: window of %d bytes, more than %d allowed for a %d-byte buffer",
               window, Math.max(MAX_WINDOW, declared), declared));
-    }
-  }
-
-  private static void require(ByteBuffer src, int at, int length, String what)
-      throws IpcFormatException {
-    if (length > src.limit() - (long) at) {
-      throw new IpcFormatException(
-          String.format("zstd frame ends (at byte %d) inside %s (truncated)", src.limit(), what));
     }
   }
 }

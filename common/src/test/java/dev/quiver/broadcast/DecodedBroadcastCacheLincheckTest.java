@@ -252,29 +252,12 @@ public class DecodedBroadcastCacheLincheckTest {
 
   @Test
   void linearizableUnderModelChecking() {
-    new ModelCheckingOptions()
-        .sequentialSpecification(Specification.class)
-        .iterations(8)
-        .invocationsPerIteration(100)
-        .threads(2)
-        .actorsPerThread(3)
-        .actorsBefore(1)
-        .actorsAfter(1)
-        .addGuarantee(atomicOutsideTheCache())
-        .check(getClass());
+    modelChecking(Specification.class, 8, 100).check(getClass());
   }
 
   @Test
   void linearizableUnderStress() {
-    new StressOptions()
-        .sequentialSpecification(Specification.class)
-        .iterations(10)
-        .invocationsPerIteration(300)
-        .threads(3)
-        .actorsPerThread(3)
-        .actorsBefore(1)
-        .actorsAfter(1)
-        .check(getClass());
+    stress(Specification.class, 10, 300).check(getClass());
   }
 
   /**
@@ -333,6 +316,39 @@ public class DecodedBroadcastCacheLincheckTest {
       }
       return sum;
     }
+  }
+
+  /**
+   * Model checking of {@code specification} against the cache in the scenarios both cache checks
+   * run: two threads of three operations, one before them and one after, with what lies outside the
+   * cache atomic.
+   */
+  static ModelCheckingOptions modelChecking(
+      Class<?> specification, int iterations, int invocationsPerIteration) {
+    return new ModelCheckingOptions()
+        .sequentialSpecification(specification)
+        .iterations(iterations)
+        .invocationsPerIteration(invocationsPerIteration)
+        .threads(2)
+        .actorsPerThread(3)
+        .actorsBefore(1)
+        .actorsAfter(1)
+        .addGuarantee(atomicOutsideTheCache());
+  }
+
+  /**
+   * Stress runs of {@code specification} in the scenarios of {@link #modelChecking}, on three
+   * threads.
+   */
+  static StressOptions stress(Class<?> specification, int iterations, int invocationsPerIteration) {
+    return new StressOptions()
+        .sequentialSpecification(specification)
+        .iterations(iterations)
+        .invocationsPerIteration(invocationsPerIteration)
+        .threads(3)
+        .actorsPerThread(3)
+        .actorsBefore(1)
+        .actorsAfter(1);
   }
 
   /**

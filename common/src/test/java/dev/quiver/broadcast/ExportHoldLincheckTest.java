@@ -17,10 +17,8 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.jetbrains.lincheck.datastructures.IntGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
@@ -211,29 +209,12 @@ public class ExportHoldLincheckTest {
 
   @Test
   void linearizableUnderModelChecking() {
-    new ModelCheckingOptions()
-        .sequentialSpecification(Specification.class)
-        .iterations(6)
-        .invocationsPerIteration(15)
-        .threads(2)
-        .actorsPerThread(3)
-        .actorsBefore(1)
-        .actorsAfter(1)
-        .addGuarantee(DecodedBroadcastCacheLincheckTest.atomicOutsideTheCache())
-        .check(getClass());
+    DecodedBroadcastCacheLincheckTest.modelChecking(Specification.class, 6, 15).check(getClass());
   }
 
   @Test
   void linearizableUnderStress() {
-    new StressOptions()
-        .sequentialSpecification(Specification.class)
-        .iterations(8)
-        .invocationsPerIteration(200)
-        .threads(3)
-        .actorsPerThread(3)
-        .actorsBefore(1)
-        .actorsAfter(1)
-        .check(getClass());
+    DecodedBroadcastCacheLincheckTest.stress(Specification.class, 8, 200).check(getClass());
   }
 
   /**

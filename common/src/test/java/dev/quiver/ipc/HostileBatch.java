@@ -3,6 +3,7 @@ package dev.quiver.ipc;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -75,9 +76,24 @@ final class HostileBatch {
     return buffer(ones);
   }
 
-  /** The next buffer: one little-endian int. */
-  HostileBatch intBuffer(int value) {
-    return buffer(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(value).array());
+  /** The next buffer: little-endian ints. */
+  HostileBatch intBuffer(int... values) {
+    ByteBuffer ints = ByteBuffer.allocate(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
+    for (int value : values) {
+      ints.putInt(value);
+    }
+    return buffer(ints.array());
+  }
+
+  /** The next two buffers: a one-row int column holding {@code value}, without validity. */
+  HostileBatch intColumn(int value) {
+    return emptyBuffer().intBuffer(value);
+  }
+
+  /** The next three buffers: a one-row Utf8 column holding {@code value}, without validity. */
+  HostileBatch utf8Column(String value) {
+    byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+    return emptyBuffer().intBuffer(0, bytes.length).buffer(bytes);
   }
 
   /** The body is flagged compressed, lz4 frames buffer by buffer (its buffers are not). */

@@ -1,5 +1,6 @@
 package dev.quiver.ipc;
 
+import static dev.quiver.ipc.IpcTestSupport.assertReadsAsArrowReads;
 import static dev.quiver.ipc.IpcTestSupport.batchRows;
 import static dev.quiver.ipc.IpcTestSupport.rows;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -12,8 +13,6 @@ import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.BigEndianStreams;
-import dev.quiver.testing.BodyCompressedStreams;
-import dev.quiver.testing.Codecs;
 import dev.quiver.testing.EncodedColumns;
 import dev.quiver.testing.EveryType;
 import dev.quiver.testing.TestData;
@@ -30,7 +29,6 @@ import org.apache.arrow.flatbuf.Endianness;
 import org.apache.arrow.flatbuf.FieldNode;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorLoader;
@@ -231,25 +229,17 @@ class IpcBigEndianTest extends AllocatorTestBase {
 
   @Test
   void unionsAndRunEndEncodingReadAsTheirOriginals() throws IOException {
-    byte[] little;
     try (VectorSchemaRoot root = EncodedColumns.unionsAndRuns(allocator)) {
-      little = arrowStream(null, root);
+      assertTwinReadsAsOriginal(root, "unions and runs", "offsets and run ends");
     }
-    byte[] big = BigEndianStreams.twin(little, allocator);
-    assertFalse(Arrays.equals(little, big), "the twin's offsets and run ends are reversed");
-    assertReadsAsOriginal(little, big, "unions and runs");
   }
 
   @Test
   void viewsReadAsTheirOriginals() throws IOException {
     Assumptions.assumeTrue(EncodedColumns.viewTypesKnown(), "this Arrow Java has no view types");
-    byte[] little;
     try (VectorSchemaRoot views = EncodedColumns.views(allocator)) {
-      little = arrowStream(null, views);
+      assertTwinReadsAsOriginal(views, "views", "views, offsets and sizes");
     }
-    byte[] big = BigEndianStreams.twin(little, allocator);
-    assertFalse(Arrays.equals(little, big), "the twin's views, offsets and sizes are reversed");
-    assertReadsAsOriginal(little, big, "views");
   }
 
   @Test
@@ -292,46 +282,29 @@ class IpcBigEndianTest extends AllocatorTestBase {
    */
   private void assertReadsAsOriginal(byte[] little, byte[] big, String source, StreamCodec codec)
       throws IOException {
-    List<List<String>> arrowRows = new ArrayList<>();
-    List<List<String>> arrowDictionaries = new ArrayList<>();
-    try (ArrowStreamReader reader =
-        new ArrowStreamReader(new ByteArrayInputStream(little), allocator)) {
-      while (reader.loadNextBatch()) {
-        arrowRows.add(rows(reader.getVectorSchemaRoot()));
-      }
-      for (long id : new java.util.TreeSet<>(reader.getDictionaryIds())) {
-        arrowDictionaries.add(vectorRows(reader.lookup(id).getVector()));
-      }
-    }
-    byte[] input = Codecs.compress(codec, big);
-    try (DecodedStream decoded = ArrowIpc.decode(input, codec, allocator, source)) {
-      assertEquals(arrowRows, batchRows(decoded, allocator), source);
-      List<List<String>> dictionaries = new ArrayList<>();
-      for (long id : new java.util.TreeSet<>(decoded.getDictionaryIds())) {
-        dictionaries.add(vectorRows(decoded.lookup(id).getVector()));
-      }
-      assertEquals(arrowDictionaries, dictionaries, source + " dictionaries");
-    }
-    assertTrue(arrowRows.stream().mapToInt(List::size).sum() > 0, source);
+    assertReadsAsArrowReads(little, big, codec, allocator, source);
+  }
+
+  /**
+   * Asserts that the big-endian twin of {@code original}'s stream is not that stream byte for byte
+   * (its {@code reversed} are in the other order) and reads as the original.
+   */
+  private void assertTwinReadsAsOriginal(VectorSchemaRoot original, String source, String reversed)
+      throws IOException {
+    byte[] little = arrowStream(null, original);
+    byte[] big = BigEndianStreams.twin(little, allocator);
+    assertFalse(Arrays.equals(little, big), "the twin's " + reversed + " are reversed");
+    assertReadsAsOriginal(little, big, source);
   }
 
   private void assertReadsAsOriginal(byte[] little, byte[] big, String source) throws IOException {
     assertReadsAsOriginal(little, big, source, StreamCodec.NONE);
   }
 
-  private static List<String> vectorRows(FieldVector vector) {
-    List<String> out = new ArrayList<>();
-    for (int i = 0; i < vector.getValueCount(); i++) {
-      Object value = vector.getObject(i);
-      out.add(value instanceof byte[] ? Arrays.toString((byte[]) value) : String.valueOf(value));
-    }
-    return out;
-  }
-
   /** {@code batches} (one schema) as Arrow Java's stream writer writes them. */
   private byte[] arrowStream(DictionaryProvider dictionaries, VectorSchemaRoot... batches)
       throws IOException {
-    return BodyCompressedStreams.uncompressed(allocator, dictionaries, batches);
+    return IpcTestSupport.arrowStream(allocator, dictionaries, batches);
   }
 
   /**

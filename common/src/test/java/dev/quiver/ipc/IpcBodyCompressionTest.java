@@ -1,6 +1,7 @@
 package dev.quiver.ipc;
 
 import static dev.quiver.ipc.IpcTestSupport.batchRows;
+import static dev.quiver.ipc.IpcTestSupport.bodyCompressedStream;
 import static dev.quiver.ipc.IpcTestSupport.rows;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,7 +11,6 @@ import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdOutputStream;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorTestBase;
-import dev.quiver.testing.BodyCompressedStreams;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -19,13 +19,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import net.jpountz.lz4.LZ4FrameOutputStream;
 import net.jpountz.xxhash.XXHashFactory;
-import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.flatbuf.BodyCompressionMethod;
 import org.apache.arrow.flatbuf.CompressionType;
 import org.apache.arrow.flatbuf.DictionaryBatch;
@@ -33,12 +31,10 @@ import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
-import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.ReadChannel;
 import org.apache.arrow.vector.ipc.message.MessageMetadataResult;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
@@ -47,10 +43,10 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.commons.compress.compressors.lz4.FramedLZ4CompressorInputStream;
 import org.apache.commons.compress.compressors.lz4.FramedLZ4CompressorOutputStream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Arrow IPC body compression (LZ4_FRAME and ZSTD, buffer by buffer): streams Arrow Java writes read
@@ -63,9 +59,7 @@ class IpcBodyCompressionTest extends AllocatorTestBase {
   private static final long DICTIONARY_ID = 5;
 
   @ParameterizedTest
-  @EnumSource(
-      value = CompressionUtil.CodecType.class,
-      names = {"LZ4_FRAME", "ZSTD"})
+  @MethodSource("dev.quiver.testing.Codecs#arrowBodyCodecs")
   void everyTypeReadsAsArrowsOwnReaderReadsIt(CompressionUtil.CodecType codec) throws IOException {
     byte[] stream;
     // A small batch, whose buffers Arrow stores uncompressed (-1: compressing would grow them), and
@@ -80,9 +74,7 @@ class IpcBodyCompressionTest extends AllocatorTestBase {
   }
 
   @ParameterizedTest
-  @EnumSource(
-      value = CompressionUtil.CodecType.class,
-      names = {"LZ4_FRAME", "ZSTD"})
+  @MethodSource("dev.quiver.testing.Codecs#arrowBodyCodecs")
   void dictionaryEncodedColumnsReadAsArrowReadsThem(CompressionUtil.CodecType codec)
       throws IOException {
     Dictionary colors = TestData.colorDictionary(allocator, DICTIONARY_ID);
@@ -97,9 +89,7 @@ class IpcBodyCompressionTest extends AllocatorTestBase {
   }
 
   @ParameterizedTest
-  @EnumSource(
-      value = CompressionUtil.CodecType.class,
-      names = {"LZ4_FRAME", "ZSTD"})
+  @MethodSource("dev.quiver.testing.Codecs#arrowBodyCodecs")
   void aBufferOfManyFrameBlocksReads(CompressionUtil.CodecType codec) throws IOException {
     // 5 MiB of longs: more than one 4 MiB block of Arrow's LZ4 frames.
     int rows = 5 << 17;
@@ -248,10 +238,10 @@ class IpcBodyCompressionTest extends AllocatorTestBase {
     byte[] values = ints(1, 2, 3, 4);
     byte[] frame = lz4Frame(values, LZ4FrameOutputStream.FLG.Bits.BLOCK_INDEPENDENCE);
     byte[] lz4 = prefixed(values.length, Arrays.copyOf(frame, frame.length - 6));
-    assertRefused(intBatch(CompressionType.LZ4_FRAME, 4, lz4), "cut lz4", "buffer 1", "truncated");
+    assertDataBufferRefused(CompressionType.LZ4_FRAME, 4, lz4, "cut lz4", "truncated");
     byte[] zstd = Zstd.compress(values);
     byte[] cut = prefixed(values.length, Arrays.copyOf(zstd, zstd.length - 3));
-    assertRefused(intBatch(CompressionType.ZSTD, 4, cut), "cut zstd", "buffer 1", "zstd");
+    assertDataBufferRefused(CompressionType.ZSTD, 4, cut, "cut zstd", "zstd");
   }
 
   @ParameterizedTest
@@ -292,11 +282,8 @@ class IpcBodyCompressionTest extends AllocatorTestBase {
     for (long length : new long[] {-2, Long.MIN_VALUE}) {
       byte[] data =
           prefixed(length, lz4Frame(ints(1), LZ4FrameOutputStream.FLG.Bits.BLOCK_INDEPENDENCE));
-      assertRefused(
-          intBatch(CompressionType.LZ4_FRAME, 1, data),
-          "negative " + length,
-          "buffer 1",
-          "declares " + length);
+      assertDataBufferRefused(
+          CompressionType.LZ4_FRAME, 1, data, "negative " + length, "declares " + length);
     }
   }
 
@@ -329,20 +316,14 @@ class IpcBodyCompressionTest extends AllocatorTestBase {
   void zstdGarbageIsRefused() throws IOException {
     byte[] values = ints(1, 2, 3, 4);
     byte[] notZstd = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-    assertRefused(
-        intBatch(CompressionType.ZSTD, 4, prefixed(values.length, notZstd)),
-        "not zstd",
-        "buffer 1",
-        "not a zstd frame");
+    assertDataBufferRefused(
+        CompressionType.ZSTD, 4, prefixed(values.length, notZstd), "not zstd", "not a zstd frame");
     byte[] garbage = Zstd.compress(values);
     for (int i = 6; i < garbage.length; i++) {
       garbage[i] = (byte) 0xA5;
     }
-    assertRefused(
-        intBatch(CompressionType.ZSTD, 4, prefixed(values.length, garbage)),
-        "zstd garbage",
-        "buffer 1",
-        "zstd");
+    assertDataBufferRefused(
+        CompressionType.ZSTD, 4, prefixed(values.length, garbage), "zstd garbage", "zstd");
   }
 
   @Test
@@ -350,31 +331,32 @@ class IpcBodyCompressionTest extends AllocatorTestBase {
     byte[] values = ints(1, 2);
     // Declared longer than the frame holds (still within the layout's slack).
     byte[] lz4 = lz4Frame(values, LZ4FrameOutputStream.FLG.Bits.BLOCK_INDEPENDENCE);
-    assertRefused(
-        intBatch(CompressionType.LZ4_FRAME, 2, prefixed(16, lz4)),
+    assertDataBufferRefused(
+        CompressionType.LZ4_FRAME,
+        2,
+        prefixed(16, lz4),
         "lz4 short",
-        "buffer 1",
         "LZ4 frame holds 8 bytes, but the buffer declares 16");
-    assertRefused(
-        intBatch(CompressionType.ZSTD, 2, prefixed(16, zstdStream(values))),
+    assertDataBufferRefused(
+        CompressionType.ZSTD,
+        2,
+        prefixed(16, zstdStream(values)),
         "zstd short",
-        "buffer 1",
         "zstd decompresses to 8 bytes, but the buffer declares 16");
-    assertRefused(
-        intBatch(CompressionType.ZSTD, 2, prefixed(16, Zstd.compress(values))),
+    assertDataBufferRefused(
+        CompressionType.ZSTD,
+        2,
+        prefixed(16, Zstd.compress(values)),
         "zstd content size",
-        "buffer 1",
         "content size 8, but the buffer declares 16");
     // Declared shorter: the frame does not fit.
-    assertRefused(
-        intBatch(CompressionType.LZ4_FRAME, 1, prefixed(4, lz4)),
-        "lz4 long",
-        "buffer 1",
-        "bytes left of 4 declared");
-    assertRefused(
-        intBatch(CompressionType.ZSTD, 1, prefixed(4, zstdStream(values))),
+    assertDataBufferRefused(
+        CompressionType.LZ4_FRAME, 1, prefixed(4, lz4), "lz4 long", "bytes left of 4 declared");
+    assertDataBufferRefused(
+        CompressionType.ZSTD,
+        1,
+        prefixed(4, zstdStream(values)),
         "zstd long",
-        "buffer 1",
         "zstd does not decompress it into the 4 bytes");
   }
 
@@ -382,8 +364,7 @@ class IpcBodyCompressionTest extends AllocatorTestBase {
   void aDeclaredLengthFarBeyondTheLayoutIsRefused() throws IOException {
     byte[] values = new byte[4096];
     byte[] data = prefixed(values.length, Zstd.compress(values));
-    assertRefused(
-        intBatch(CompressionType.ZSTD, 1, data), "beyond layout", "buffer 1", "the layout uses 4");
+    assertDataBufferRefused(CompressionType.ZSTD, 1, data, "beyond layout", "the layout uses 4");
   }
 
   @Test
@@ -421,11 +402,17 @@ class IpcBodyCompressionTest extends AllocatorTestBase {
 
   private void assertRefusedLz4(byte[] values, byte[] frame, String source, String says)
       throws IOException {
-    assertRefused(
-        intBatch(CompressionType.LZ4_FRAME, 4, prefixed(values.length, frame)),
-        source,
-        "buffer 1",
-        says);
+    assertDataBufferRefused(
+        CompressionType.LZ4_FRAME, 4, prefixed(values.length, frame), source, says);
+  }
+
+  /**
+   * Asserts that {@link #intBatch} of {@code rows} and data buffer {@code data}, flagged compressed
+   * with {@code codec}, is refused at that buffer (buffer 1), saying {@code says}.
+   */
+  private void assertDataBufferRefused(
+      byte codec, int rows, byte[] data, String source, String says) throws IOException {
+    assertRefused(intBatch(codec, rows, data), source, "buffer 1", says);
   }
 
   private void assertRefused(byte[] stream, String source, String... says) {
@@ -478,52 +465,15 @@ class IpcBodyCompressionTest extends AllocatorTestBase {
     return frame.toByteArray();
   }
 
-  /**
-   * {@code roots} (one schema) as a stream Arrow Java writes with body compression {@code codec}.
-   */
+  /** {@code roots} (one schema) as Arrow Java writes them with body compression {@code codec}. */
   private byte[] write(
       CompressionUtil.CodecType codec, DictionaryProvider dictionaries, VectorSchemaRoot... roots)
       throws IOException {
-    Assumptions.assumeTrue(
-        BodyCompressedStreams.available(),
-        "this Arrow Java (before 12) writes no body compression");
-    return BodyCompressedStreams.write(allocator, codec, dictionaries, roots);
+    return bodyCompressedStream(allocator, codec, dictionaries, roots);
   }
 
-  /**
-   * Decodes {@code stream} with Quiver and with Arrow Java's reader (and its commons-compress
-   * codecs), and asserts both give the same rows batch by batch, and the same dictionaries.
-   */
-  private void assertSameAsArrow(byte[] stream, String source) throws IOException {
-    List<List<String>> arrowRows = new ArrayList<>();
-    List<List<String>> arrowDictionaries = new ArrayList<>();
-    try (ArrowStreamReader reader =
-        new ArrowStreamReader(
-            new ByteArrayInputStream(stream), allocator, CommonsCompressionFactory.INSTANCE)) {
-      while (reader.loadNextBatch()) {
-        arrowRows.add(rows(reader.getVectorSchemaRoot()));
-      }
-      for (long id : reader.getDictionaryIds()) {
-        arrowDictionaries.add(vectorRows(reader.lookup(id).getVector()));
-      }
-    }
-    try (DecodedStream decoded = ArrowIpc.decode(stream, StreamCodec.NONE, allocator, source)) {
-      assertEquals(arrowRows, batchRows(decoded, allocator), source);
-      List<List<String>> dictionaries = new ArrayList<>();
-      for (long id : decoded.getDictionaryIds()) {
-        dictionaries.add(vectorRows(decoded.lookup(id).getVector()));
-      }
-      assertEquals(arrowDictionaries, dictionaries, source + " dictionaries");
-    }
-    assertTrue(arrowRows.stream().mapToInt(List::size).sum() > 0, source);
-  }
-
-  private static List<String> vectorRows(FieldVector vector) {
-    List<String> out = new ArrayList<>();
-    for (int i = 0; i < vector.getValueCount(); i++) {
-      out.add(String.valueOf(vector.getObject(i)));
-    }
-    return out;
+  private List<List<String>> assertSameAsArrow(byte[] stream, String source) throws IOException {
+    return IpcTestSupport.assertSameAsArrow(stream, allocator, source);
   }
 
   /**

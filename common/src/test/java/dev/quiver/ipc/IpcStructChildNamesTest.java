@@ -1,12 +1,10 @@
 package dev.quiver.ipc;
 
-import static dev.quiver.ipc.IpcTestSupport.assertRefused;
-
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorTestBase;
+import dev.quiver.testing.TestData;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.vector.types.UnionMode;
@@ -41,30 +39,17 @@ class IpcStructChildNamesTest extends AllocatorTestBase {
             field("x", ArrowType.Utf8.INSTANCE));
     byte[] stream =
         new HostileBatch(allocator, struct, 1)
-                .node(1, 0)
-                .node(1, 0)
-                .node(1, 0)
-                .emptyBuffer()
-                .emptyBuffer()
-                .intBuffer(5)
-                .emptyBuffer()
-                .buffer(new byte[] {0, 0, 0, 0, 1, 0, 0, 0})
-                .buffer("a".getBytes(StandardCharsets.UTF_8))
-                .stream();
-    assertRefused(
-        stream, StreamCodec.NONE, allocator, "struct", "column s has two children named x");
+            .node(1, 0).node(1, 0).node(1, 0).emptyBuffer().intColumn(5).utf8Column("a").stream();
+    assertRefused(stream, "struct", "column s has two children named x");
   }
 
   @Test
   void mapWhoseEntriesRepeatANameIsRefusedNamingTheEntries() throws IOException {
-    Field entries =
-        new Field(
-            "entries",
-            FieldType.notNullable(ArrowType.Struct.INSTANCE),
-            List.of(
-                new Field("k", FieldType.notNullable(ArrowType.Utf8.INSTANCE), List.of()),
-                field("k", new ArrowType.Int(32, true))));
-    Field map = new Field("m", FieldType.nullable(new ArrowType.Map(false)), List.of(entries));
+    Field map =
+        TestData.mapField(
+            "m",
+            new Field("k", FieldType.notNullable(ArrowType.Utf8.INSTANCE), List.of()),
+            field("k", new ArrowType.Int(32, true)));
     byte[] stream =
         new HostileBatch(allocator, map, 1)
                 .node(1, 0)
@@ -72,16 +57,12 @@ class IpcStructChildNamesTest extends AllocatorTestBase {
                 .node(1, 0)
                 .node(1, 0)
                 .emptyBuffer()
-                .buffer(new byte[] {0, 0, 0, 0, 1, 0, 0, 0})
+                .intBuffer(0, 1)
                 .emptyBuffer()
-                .emptyBuffer()
-                .buffer(new byte[] {0, 0, 0, 0, 1, 0, 0, 0})
-                .buffer("a".getBytes(StandardCharsets.UTF_8))
-                .emptyBuffer()
-                .intBuffer(5)
+                .utf8Column("a")
+                .intColumn(5)
                 .stream();
-    assertRefused(
-        stream, StreamCodec.NONE, allocator, "map", "column entries has two children named k");
+    assertRefused(stream, "map", "column entries has two children named k");
   }
 
   @Test
@@ -98,14 +79,10 @@ class IpcStructChildNamesTest extends AllocatorTestBase {
                 .node(1, 0)
                 .node(1, 0)
                 .buffer(new byte[] {0})
-                .emptyBuffer()
-                .intBuffer(5)
-                .emptyBuffer()
-                .buffer(new byte[] {0, 0, 0, 0, 1, 0, 0, 0})
-                .buffer("a".getBytes(StandardCharsets.UTF_8))
+                .intColumn(5)
+                .utf8Column("a")
                 .stream();
-    assertRefused(
-        stream, StreamCodec.NONE, allocator, "union", "column u has two children named a");
+    assertRefused(stream, "union", "column u has two children named a");
   }
 
   /** The fuzz input (a selector byte, then an uncompressed Comet broadcast stream, mutated). */
@@ -116,6 +93,10 @@ class IpcStructChildNamesTest extends AllocatorTestBase {
       input = in.readAllBytes();
     }
     byte[] stream = Arrays.copyOfRange(input, 1, input.length);
-    assertRefused(stream, StreamCodec.NONE, allocator, "finding", "has two children named x");
+    assertRefused(stream, "finding", "has two children named x");
+  }
+
+  private void assertRefused(byte[] stream, String source, String says) {
+    IpcTestSupport.assertRefused(stream, StreamCodec.NONE, allocator, source, says);
   }
 }

@@ -2,19 +2,25 @@ package dev.quiver.ipc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.quiver.codec.StreamCodec;
+import dev.quiver.testing.BodyCompressedStreams;
+import dev.quiver.testing.Codecs;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.TreeSet;
+import java.util.function.Consumer;
 import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -51,6 +57,43 @@ final class IpcTestSupport {
         batch.close();
       }
     }
+  }
+
+  /** {@code batches} (one schema) as Arrow Java's stream writer writes them, uncompressed. */
+  static byte[] arrowStream(
+      BufferAllocator allocator, DictionaryProvider dictionaries, VectorSchemaRoot... batches)
+      throws IOException {
+    return BodyCompressedStreams.uncompressed(allocator, dictionaries, batches);
+  }
+
+  /**
+   * One batch of {@code schema}, filled by {@code fill} (the first column's length is the row
+   * count), as Arrow Java's stream writer writes it.
+   */
+  static byte[] arrowStream(
+      BufferAllocator allocator, Schema schema, Consumer<VectorSchemaRoot> fill)
+      throws IOException {
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
+      fill.accept(root);
+      root.setRowCount(root.getVector(0).getValueCount());
+      return arrowStream(allocator, null, root);
+    }
+  }
+
+  /**
+   * {@code batches} (one schema) as Arrow Java writes them with body compression {@code codec}; the
+   * test is skipped where this Arrow Java (before 12) writes none.
+   */
+  static byte[] bodyCompressedStream(
+      BufferAllocator allocator,
+      CompressionUtil.CodecType codec,
+      DictionaryProvider dictionaries,
+      VectorSchemaRoot... batches)
+      throws IOException {
+    assumeTrue(
+        BodyCompressedStreams.available(),
+        "this Arrow Java (before 12) writes no body compression");
+    return BodyCompressedStreams.write(allocator, codec, dictionaries, batches);
   }
 
   /**
@@ -127,24 +170,58 @@ final class IpcTestSupport {
 
   /**
    * Decodes {@code stream} (no Spark codec; body compression read by Arrow's commons codecs) with
-   * Quiver and with Arrow Java's reader, asserts both give the same rows, batch by batch, and at
-   * least one row; returns them.
+   * Quiver and with Arrow Java's reader, as {@link #assertReadsAsArrowReads} checks them; returns
+   * the rows.
    */
   static List<List<String>> assertSameAsArrow(
       byte[] stream, BufferAllocator allocator, String source) throws IOException {
+    return assertReadsAsArrowReads(stream, stream, StreamCodec.NONE, allocator, source);
+  }
+
+  /**
+   * Asserts Quiver decodes {@code quiverReads}, compressed with {@code codec}, to what Arrow Java's
+   * reader (with its commons-compress body codecs) decodes from {@code arrowReads}: the same rows
+   * batch by batch, the same dictionaries, and at least one row in the first batch. Returns Arrow's
+   * rows.
+   */
+  static List<List<String>> assertReadsAsArrowReads(
+      byte[] arrowReads,
+      byte[] quiverReads,
+      StreamCodec codec,
+      BufferAllocator allocator,
+      String source)
+      throws IOException {
     List<List<String>> arrowRows = new ArrayList<>();
+    List<List<String>> arrowDictionaries;
     try (ArrowStreamReader reader =
         new ArrowStreamReader(
-            new ByteArrayInputStream(stream), allocator, CommonsCompressionFactory.INSTANCE)) {
+            new ByteArrayInputStream(arrowReads), allocator, CommonsCompressionFactory.INSTANCE)) {
       while (reader.loadNextBatch()) {
         arrowRows.add(rows(reader.getVectorSchemaRoot()));
       }
+      arrowDictionaries = dictionaryRows(reader);
     }
-    try (DecodedStream decoded = ArrowIpc.decode(stream, StreamCodec.NONE, allocator, source)) {
+    byte[] input = Codecs.compress(codec, quiverReads);
+    try (DecodedStream decoded = ArrowIpc.decode(input, codec, allocator, source)) {
       assertEquals(arrowRows, batchRows(decoded, allocator), source);
+      assertEquals(arrowDictionaries, dictionaryRows(decoded), source + " dictionaries");
     }
     assertTrue(!arrowRows.isEmpty() && !arrowRows.get(0).isEmpty(), source);
     return arrowRows;
+  }
+
+  /** The values of each dictionary {@code provider} holds, in the order of their ids. */
+  private static List<List<String>> dictionaryRows(DictionaryProvider provider) {
+    List<List<String>> out = new ArrayList<>();
+    for (long id : new TreeSet<>(provider.getDictionaryIds())) {
+      FieldVector values = provider.lookup(id).getVector();
+      List<String> rows = new ArrayList<>();
+      for (int i = 0; i < values.getValueCount(); i++) {
+        rows.add(cell(values.getObject(i)));
+      }
+      out.add(rows);
+    }
+    return out;
   }
 
   /** All rows of {@code stream}, batch after batch. */

@@ -1,5 +1,7 @@
 package dev.quiver.ipc;
 
+import static dev.quiver.ipc.IpcTestSupport.arrowStream;
+import static dev.quiver.ipc.IpcTestSupport.bodyCompressedStream;
 import static dev.quiver.ipc.IpcTestSupport.rows;
 import static dev.quiver.testing.EncodedColumns.DENSE;
 import static dev.quiver.testing.EncodedColumns.DENSE_INT;
@@ -15,9 +17,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.google.flatbuffers.FlatBufferBuilder;
 import dev.quiver.codec.StreamCodec;
 import dev.quiver.testing.AllocatorTestBase;
-import dev.quiver.testing.BodyCompressedStreams;
 import dev.quiver.testing.EncodedColumns;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,7 +31,6 @@ import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.complex.DenseUnionVector;
 import org.apache.arrow.vector.complex.UnionVector;
 import org.apache.arrow.vector.compression.CompressionUtil;
-import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.ipc.message.IpcOption;
@@ -43,7 +42,7 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -63,15 +62,12 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
   }
 
   @ParameterizedTest
-  @EnumSource(
-      value = CompressionUtil.CodecType.class,
-      names = {"LZ4_FRAME", "ZSTD"})
+  @MethodSource("dev.quiver.testing.Codecs#arrowBodyCodecs")
   void bodyCompressedUnionsAndRunsReadAsArrowReadsThem(CompressionUtil.CodecType codec)
       throws IOException {
-    assumeTrue(BodyCompressedStreams.available(), "this Arrow Java writes no body compression");
     byte[] stream;
     try (VectorSchemaRoot root = EncodedColumns.unionsAndRuns(allocator)) {
-      stream = BodyCompressedStreams.write(allocator, codec, null, root);
+      stream = bodyCompressedStream(allocator, codec, null, root);
     }
     assertSameAsArrow(stream, "compressed " + codec);
   }
@@ -80,12 +76,7 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
   void aSparseTypeIdTheUnionDoesNotDeclareIsRefused() throws IOException {
     for (int undeclared : new int[] {6, -1, 127}) {
       byte[] stream =
-          write(
-              new Schema(List.of(SPARSE)),
-              root -> {
-                fillUnions(root);
-                unionTypeIds(root.getVector("u")).accept(undeclared);
-              });
+          unionsChanged(SPARSE, root -> unionTypeIds(root.getVector("u")).accept(undeclared));
       assertRefused(
           stream,
           "undeclared " + undeclared,
@@ -97,12 +88,7 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
   @Test
   void aDenseTypeIdTheUnionDoesNotDeclareIsRefused() throws IOException {
     byte[] stream =
-        write(
-            new Schema(List.of(DENSE)),
-            root -> {
-              fillUnions(root);
-              unionTypeIds(root.getVector("d")).accept(DENSE_INT + 1);
-            });
+        unionsChanged(DENSE, root -> unionTypeIds(root.getVector("d")).accept(DENSE_INT + 1));
     assertRefused(stream, "dense undeclared", "row 1 has type id 4");
   }
 
@@ -110,10 +96,9 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
   @ValueSource(ints = {2, 1000, -1})
   void aDenseOffsetOutsideItsChildIsRefused(int offset) throws IOException {
     byte[] stream =
-        write(
-            new Schema(List.of(DENSE)),
+        unionsChanged(
+            DENSE,
             root -> {
-              fillUnions(root);
               // Row 2 selects the ints, of which there are 2.
               root.getVector("d").getOffsetBuffer().setInt(2 * 4, offset);
             });
@@ -124,10 +109,9 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
   @Test
   void denseOffsetsThatDescendWithinAChildAreRefused() throws IOException {
     byte[] stream =
-        write(
-            new Schema(List.of(DENSE)),
+        unionsChanged(
+            DENSE,
             root -> {
-              fillUnions(root);
               // Rows 0 and 2 both select the ints: 1, then 0.
               root.getVector("d").getOffsetBuffer().setInt(0, 1);
               root.getVector("d").getOffsetBuffer().setInt(2 * 4, 0);
@@ -310,17 +294,17 @@ class IpcUnionRunEndTest extends AllocatorTestBase {
    * One batch of {@code schema}, filled by {@code fill}, as Arrow Java's stream writer writes it.
    */
   private byte[] write(Schema schema, Consumer<VectorSchemaRoot> fill) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
-      fill.accept(root);
-      root.setRowCount(root.getVector(0).getValueCount());
-      try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
-        writer.start();
-        writer.writeBatch();
-        writer.end();
-      }
-    }
-    return out.toByteArray();
+    return arrowStream(allocator, schema, fill);
+  }
+
+  /** One batch of {@code union} holding {@link EncodedColumns#fillUnions}'s rows, then changed. */
+  private byte[] unionsChanged(Field union, Consumer<VectorSchemaRoot> change) throws IOException {
+    return write(
+        new Schema(List.of(union)),
+        root -> {
+          fillUnions(root);
+          change.accept(root);
+        });
   }
 
   /** The same batch with field node {@code index} replaced by {@code node}. */

@@ -7,6 +7,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
+import org.apache.arrow.vector.compression.CompressionUtil;
 
 /**
  * The codecs tests run over, as {@code @MethodSource} factories (e.g.
@@ -31,6 +32,11 @@ public final class Codecs {
   public static List<StreamCodec> streamCodecs() {
     return List.of(
         StreamCodec.NONE, SparkStreamCodec.LZ4, SparkStreamCodec.ZSTD, SparkStreamCodec.SNAPPY);
+  }
+
+  /** Every codec of Arrow's IPC body compression: {@code LZ4_FRAME} and {@code ZSTD}. */
+  public static List<CompressionUtil.CodecType> arrowBodyCodecs() {
+    return List.of(CompressionUtil.CodecType.LZ4_FRAME, CompressionUtil.CodecType.ZSTD);
   }
 
   /** {@code bytes} compressed with {@code codec}. */

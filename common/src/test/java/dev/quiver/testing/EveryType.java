@@ -106,15 +106,11 @@ public final class EveryType {
             nullable("d", new ArrowType.Decimal(20, 3, 128)),
             nullable("iv", new ArrowType.Interval(IntervalUnit.MONTH_DAY_NANO)),
             parent("inner", ArrowType.List.INSTANCE, nullable("item", ArrowType.Utf8.INSTANCE))));
-    Field entries =
-        new Field(
-            "entries",
-            FieldType.notNullable(ArrowType.Struct.INSTANCE),
-            Arrays.asList(
-                new Field("key", FieldType.notNullable(ArrowType.Utf8.INSTANCE), null),
-                nullable("value", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE))));
     fields.add(
-        new Field("map", FieldType.nullable(new ArrowType.Map(false)), Arrays.asList(entries)));
+        TestData.mapField(
+            "map",
+            TestData.stringKey(),
+            nullable("value", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE))));
     return new Schema(fields);
   }
 

@@ -82,17 +82,25 @@ public final class TestData {
             "arr",
             FieldType.nullable(ArrowType.List.INSTANCE),
             Arrays.asList(nullable("element", new ArrowType.Int(32, true)))));
-    Field entries =
-        new Field(
-            "entries",
-            FieldType.notNullable(ArrowType.Struct.INSTANCE),
-            Arrays.asList(
-                new Field("key", FieldType.notNullable(ArrowType.Utf8.INSTANCE), null),
-                nullable("value", new ArrowType.Int(32, true))));
-    fields.add(
-        new Field("m", FieldType.nullable(new ArrowType.Map(false)), Arrays.asList(entries)));
+    fields.add(mapField("m", stringKey(), nullable("value", new ArrowType.Int(32, true))));
     fields.add(new Field("n", FieldType.nullable(ArrowType.Null.INSTANCE), null));
     return new Schema(fields);
+  }
+
+  /**
+   * A nullable map column {@code name} (keys not sorted): its entries a non-null struct of {@code
+   * key} and {@code value}, as Arrow lays a map out.
+   */
+  public static Field mapField(String name, Field key, Field value) {
+    Field entries =
+        new Field(
+            "entries", FieldType.notNullable(ArrowType.Struct.INSTANCE), Arrays.asList(key, value));
+    return new Field(name, FieldType.nullable(new ArrowType.Map(false)), Arrays.asList(entries));
+  }
+
+  /** A map's usual key: non-null strings named {@code key}. */
+  public static Field stringKey() {
+    return new Field("key", FieldType.notNullable(ArrowType.Utf8.INSTANCE), null);
   }
 
   private static Field nullable(String name, ArrowType type) {
