@@ -22,9 +22,10 @@ object QuiverMetrics {
   def allocatedBytes: Long = QuiverRuntime.allocator.getAllocatedMemory
 
   /**
-   * On the driver of an application running Quiver's plugin: every executor's cache figures as it
-   * last reported them, by executor id (executors that were lost included, with their last
-   * report). An executor reports after each task that ends there, beside the task's status update,
+   * On the driver of an application running Quiver's plugin: every live executor's cache figures
+   * as it last reported them, by executor id. An executor Spark removed (lost, killed) has none
+   * from the moment the driver's listeners hear of it: its JVM, and what its cache held, are gone.
+   * An executor reports after each task that ends there, beside the task's status update,
    * so a task's figures reach the driver soon after the task ends, not always before its job's
    * action returns: to see a whole job, wait until the reports' `tasksEnded` add up to the tasks
    * the executors ran. Empty without the plugin, and on an executor.

@@ -5,6 +5,7 @@ import java.util.{Collections, Map => JMap}
 import dev.quiver.annotation.Public
 import org.apache.spark.{SparkContext, TaskFailedReason}
 import org.apache.spark.api.plugin.{DriverPlugin, ExecutorPlugin, PluginContext, SparkPlugin}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerExecutorRemoved}
 import org.apache.spark.sql.quiver.{QuiverConf, QuiverRuntime}
 import org.apache.spark.sql.quiver.broadcast.{CacheMetrics, ExecutorCacheReports}
 
@@ -27,7 +28,13 @@ class QuiverPlugin extends SparkPlugin {
 
     override def init(sc: SparkContext, context: PluginContext): JMap[String, String] = {
       QuiverConf.register()
-      reports = ExecutorCacheReports.start()
+      val started = ExecutorCacheReports.start()
+      reports = started
+      // A lost executor's last report would read as memory still held: it goes with the executor.
+      sc.addSparkListener(new SparkListener {
+        override def onExecutorRemoved(removed: SparkListenerExecutorRemoved): Unit =
+          started.executorRemoved(removed.executorId)
+      })
       Collections.emptyMap()
     }
 

@@ -12,11 +12,16 @@ import org.apache.spark.sql.quiver.QuiverRuntime
  * task that ends there (a message of some twenty numbers, beside the task's own status update);
  * the driver's plugin keeps the latest per executor. Reports may arrive out of order, so the one
  * with the most tasks ended wins.
+ *
+ * An executor Spark removed (lost, killed, decommissioned) has no report: its JVM and what its
+ * cache held are gone, and its last figures would read as memory still held. Spark never gives an
+ * id to a second executor, so a report that arrives after the removal is dropped too.
  */
 @Internal
 final class ExecutorCacheReports {
 
   private val latest = new ConcurrentHashMap[String, ExecutorCacheReport]()
+  private val removed = ConcurrentHashMap.newKeySet[String]()
 
   def receive(report: ExecutorCacheReport): Unit = {
     latest.merge(
@@ -24,6 +29,15 @@ final class ExecutorCacheReports {
       report,
       (kept, arrived) => if (arrived.tasksEnded >= kept.tasksEnded) arrived else kept
     )
+    // After the merge: a removal between the check and the merge still takes the report out.
+    if (removed.contains(report.executorId)) latest.remove(report.executorId)
+    ()
+  }
+
+  /** Spark removed `executorId`: its report goes, and any that arrives later is dropped. */
+  def executorRemoved(executorId: String): Unit = {
+    removed.add(executorId)
+    latest.remove(executorId)
     ()
   }
 
