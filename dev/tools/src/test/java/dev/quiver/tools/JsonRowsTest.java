@@ -101,7 +101,8 @@ class JsonRowsTest {
       String row = row(huge, 0);
       assertEquals("{\"d\":-7E-" + scale + "}", row);
       // A JSON reader that keeps decimals exact reads the value back.
-      ObjectMapper exact = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+      ObjectMapper exact =
+          new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
       assertEquals(BigDecimal.valueOf(-7, scale), exact.readTree(row).get("d").decimalValue());
     }
   }

@@ -75,7 +75,8 @@ final class ChannelBlockReader(in: InputStream, direct: Boolean, channel: Boolea
         if (source.read(dst) < 0) ended = true
     } else {
       val wanted = dst.remaining()
-      val got = PiecewiseReads.readFully(in, dst.array(), dst.arrayOffset() + dst.position(), wanted)
+      val got =
+        PiecewiseReads.readFully(in, dst.array(), dst.arrayOffset() + dst.position(), wanted)
       dst.position(dst.position() + got)
       ended = got < wanted
     }

@@ -45,6 +45,7 @@ final class CometBlocks(in: InputStream) {
 }
 
 object CometBlocks {
+
   private lazy val cls: Option[Class[_]] =
     try Some(Class.forName("org.apache.comet.CometShuffleBlockIterator"))
     catch { case _: ClassNotFoundException => None }
