@@ -5,9 +5,7 @@ import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 import java.util.concurrent.TimeUnit
 
-import dev.quiver.build.{RepoRoot, SupportedVersions}
-import org.apache.spark.SPARK_VERSION
-import org.apache.spark.sql.quiver.JavaLists
+import org.apache.spark.sql.quiver.DefaultLineOnly
 
 /**
  * The main job (`dev/bench`'s class) run in a JVM of its own on this test class path, as the
@@ -21,15 +19,7 @@ object MainJobProcess {
    * Why the main job does not run on this build, if it does not: `dev/bench` runs on the default
    * profile's build only; the other builds compile its code.
    */
-  def notThisBuild: Option[String] = {
-    val defaultLine =
-      JavaLists.toSeq(SupportedVersions.read(RepoRoot.find())).find(_.isDefault).map(_.line)
-    if (defaultLine.contains(SPARK_VERSION.split('.').take(2).mkString("."))) None
-    else
-      Some(
-        s"the main job runs on Spark ${defaultLine.getOrElse("?")}'s build, not $SPARK_VERSION's"
-      )
-  }
+  def notThisBuild: Option[String] = DefaultLineOnly.skipReason("the main job")
 
   /** Runs the main job with `args`, its output logged in `work`, for at most `minutes`. */
   def run(args: Seq[String], work: File, minutes: Int): Result = {

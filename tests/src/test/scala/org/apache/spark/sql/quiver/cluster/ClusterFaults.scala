@@ -8,10 +8,9 @@ import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration.Duration
 import scala.reflect.ClassTag
 
-import dev.quiver.build.{RepoRoot, SupportedVersions}
 import dev.quiver.spark.{ExecutorCacheReport, QuiverMetrics}
-import org.apache.spark.{SPARK_VERSION, TaskContext}
-import org.apache.spark.sql.quiver.JavaLists
+import org.apache.spark.TaskContext
+import org.apache.spark.sql.quiver.DefaultLineOnly
 
 /**
  * Killing an executor JVM (`destroyForcibly`: SIGKILL) while its tasks are in a fault state, and
@@ -201,13 +200,6 @@ object FaultSignals {
    * Why the fault suites do not run on this build, if they do not: on the default line's build
    * alone (their time in CI); the others compile them.
    */
-  def notThisBuild: Option[String] = {
-    val defaultLine =
-      JavaLists.toSeq(SupportedVersions.read(RepoRoot.find())).find(_.isDefault).map(_.line)
-    if (defaultLine.contains(SPARK_VERSION.split('.').take(2).mkString("."))) None
-    else
-      Some(
-        s"the fault suites run on Spark ${defaultLine.getOrElse("?")}'s build, not $SPARK_VERSION's"
-      )
-  }
+  def notThisBuild: Option[String] = DefaultLineOnly.skipReason("the fault suites")
+
 }
