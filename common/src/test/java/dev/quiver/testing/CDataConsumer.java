@@ -3,6 +3,7 @@ package dev.quiver.testing;
 import dev.quiver.broadcast.BroadcastReader;
 import dev.quiver.broadcast.CDataExport;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -31,6 +32,19 @@ public final class CDataConsumer implements AutoCloseable {
 
   /** Exports every batch {@code reader} has left, one array each: the rows exported. */
   public long exportEachBatch(BroadcastReader reader, String holder) {
+    return exportEach(reader, holder, allocator, arrays, schemas);
+  }
+
+  /**
+   * Exports every batch {@code reader} has left into C structs allocated from {@code allocator},
+   * one array and schema each, added to {@code arrays} and {@code schemas}: the rows exported.
+   */
+  static long exportEach(
+      BroadcastReader reader,
+      String holder,
+      BufferAllocator allocator,
+      Collection<ArrowArray> arrays,
+      Collection<ArrowSchema> schemas) {
     long rows = 0;
     while (reader.next()) {
       ArrowArray array = ArrowArray.allocateNew(allocator);

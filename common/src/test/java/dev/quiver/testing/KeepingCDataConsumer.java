@@ -1,7 +1,6 @@
 package dev.quiver.testing;
 
 import dev.quiver.broadcast.BroadcastReader;
-import dev.quiver.broadcast.CDataExport;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -50,13 +49,7 @@ public final class KeepingCDataConsumer {
       throws Exception {
     List<ArrowArray> arrays = new ArrayList<>();
     List<ArrowSchema> schemas = new ArrayList<>();
-    while (reader.next()) {
-      ArrowArray array = ArrowArray.allocateNew(allocator);
-      ArrowSchema schema = ArrowSchema.allocateNew(allocator);
-      CDataExport.exportBatch(reader, holder, array, schema);
-      arrays.add(array);
-      schemas.add(schema);
-    }
+    CDataConsumer.exportEach(reader, holder, allocator, arrays, schemas);
     return thread.submit(() -> importAndKeep(holder, arrays, schemas, longColumn)).get();
   }
 
