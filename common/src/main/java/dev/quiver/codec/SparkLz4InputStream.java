@@ -151,54 +151,28 @@ final class SparkLz4InputStream extends InputStream implements BufferReadable {
   public int read(byte[] b, int off, int len) throws IOException {
     Objects.checkFromIndexSize(off, len, b.length);
     ensureReadable();
-    if (len == 0) {
-      return 0;
-    }
-    try {
-      if (blockPos == blockEnd) {
-        if (!nextDataBlock()) {
-          return -1;
-        }
-        if (len >= decompressedLength) {
-          // The hot path: the whole block straight into the caller's array, no copy.
-          decodeBlockInto(b, off);
-          return decompressedLength;
-        }
-        bufferBlock();
-      }
-      int n = Math.min(len, blockEnd - blockPos);
-      System.arraycopy(block, blockPos, b, off, n);
-      blockPos += n;
-      return n;
-    } catch (IOException | RuntimeException e) {
-      failed = true;
-      throw e;
-    }
+    return len == 0 ? 0 : readInto(ByteBuffer.wrap(b, off, len));
   }
 
   /**
-   * Reads into a direct buffer: a whole block straight into it when it has room for one, as {@link
-   * #read(byte[], int, int)} does into an array.
+   * Reads into a direct buffer as {@link #read(byte[], int, int)} does into an array: a whole block
+   * straight into it when it has room for one.
    */
   @Override
   public int read(ByteBuffer dst) throws IOException {
-    if (dst.hasArray()) {
-      int n = read(dst.array(), dst.arrayOffset() + dst.position(), dst.remaining());
-      if (n > 0) {
-        dst.position(dst.position() + n);
-      }
-      return n;
-    }
     ensureReadable();
-    if (!dst.hasRemaining()) {
-      return 0;
-    }
+    return dst.hasRemaining() ? readInto(dst) : 0;
+  }
+
+  /** Reads into {@code dst}, which has room: either decoding a whole block into it or copying. */
+  private int readInto(ByteBuffer dst) throws IOException {
     try {
       if (blockPos == blockEnd) {
         if (!nextDataBlock()) {
           return -1;
         }
         if (dst.remaining() >= decompressedLength) {
+          // The hot path: the whole block straight into the caller's memory, no copy.
           decodeBlockInto(dst);
           return decompressedLength;
         }
@@ -386,11 +360,6 @@ final class SparkLz4InputStream extends InputStream implements BufferReadable {
     }
     verifyChecksum(block, 0);
     blockEnd = decompressedLength;
-  }
-
-  /** Decodes the current block into {@code dest[destOff...]}, which has room for all of it. */
-  private void decodeBlockInto(byte[] dest, int destOff) throws IOException {
-    decodeBlockInto(ByteBuffer.wrap(dest, destOff, decompressedLength));
   }
 
   /**
