@@ -94,14 +94,41 @@ final private[quiver] class DecimalColumn(sparkType: DataType, vectorScale: Int)
 }
 
 /**
- * Arrow `Utf8` and `Binary`: four-byte offsets, then the bytes. Values are read in place (strings)
- * or copied out (binary), as `ArrowColumnVector` does.
+ * A column of byte values, answering for Spark's strings and binaries alike: strings are read in
+ * place and binaries copied out, as `ArrowColumnVector` does. Its layouts say where each value is.
  */
-abstract private[quiver] class VariableWidthColumn(sparkType: DataType)
+abstract private[quiver] class ByteValuesColumn(sparkType: DataType)
     extends ValidatedColumnVector(sparkType) {
 
-  protected var offsets: Long = 0L
-  protected var data: Long = 0L
+  /** The byte length of row `rowId`'s value. */
+  protected def valueLength(rowId: Int): Int
+
+  /** The address of row `rowId`'s value, whose length is `valueLength`. */
+  protected def valueAddress(rowId: Int, valueLength: Int): Long
+
+  final override def getUTF8String(rowId: Int): UTF8String =
+    if (isNullAt(rowId)) null
+    else {
+      val bytes = valueLength(rowId)
+      UTF8String.fromAddress(null, valueAddress(rowId, bytes), bytes)
+    }
+
+  final override def getBinary(rowId: Int): Array[Byte] =
+    if (isNullAt(rowId)) null
+    else {
+      val bytes = new Array[Byte](valueLength(rowId))
+      val from = valueAddress(rowId, bytes.length)
+      Platform.copyMemory(null, from, bytes, Platform.BYTE_ARRAY_OFFSET, bytes.length)
+      bytes
+    }
+}
+
+/** Arrow `Utf8` and `Binary`: four-byte offsets, then the bytes. */
+final private[quiver] class VariableWidthColumn(sparkType: DataType)
+    extends ByteValuesColumn(sparkType) {
+
+  private var offsets: Long = 0L
+  private var data: Long = 0L
 
   override protected def loadValues(source: BatchBuffers): Unit = {
     val offsetBuffer = source.nextBuffer()
@@ -110,33 +137,11 @@ abstract private[quiver] class VariableWidthColumn(sparkType: DataType)
     data = dataBuffer.memoryAddress()
   }
 
-  final protected def start(rowId: Int): Int = Platform.getInt(null, offsets + 4L * rowId)
+  override protected def valueLength(rowId: Int): Int =
+    Platform.getInt(null, offsets + 4L * rowId + 4) - Platform.getInt(null, offsets + 4L * rowId)
 
-  final protected def end(rowId: Int): Int = Platform.getInt(null, offsets + 4L * rowId + 4)
-}
-
-final private[quiver] class StringColumn(sparkType: DataType)
-    extends VariableWidthColumn(sparkType) {
-
-  override def getUTF8String(rowId: Int): UTF8String =
-    if (isNullAt(rowId)) null
-    else {
-      val from = start(rowId)
-      UTF8String.fromAddress(null, data + from, end(rowId) - from)
-    }
-}
-
-final private[quiver] class BinaryColumn(sparkType: DataType)
-    extends VariableWidthColumn(sparkType) {
-
-  override def getBinary(rowId: Int): Array[Byte] =
-    if (isNullAt(rowId)) null
-    else {
-      val from = start(rowId)
-      val bytes = new Array[Byte](end(rowId) - from)
-      Platform.copyMemory(null, data + from, bytes, Platform.BYTE_ARRAY_OFFSET, bytes.length)
-      bytes
-    }
+  override protected def valueAddress(rowId: Int, valueLength: Int): Long =
+    data + Platform.getInt(null, offsets + 4L * rowId)
 }
 
 /** Arrow `Null`: no buffers, every value null. */

@@ -171,8 +171,7 @@ private[quiver] object ValidatedColumns {
     def newColumn(): ValidatedColumnVector = arrowType match {
       case _: ArrowType.Bool => new BooleanColumn(sparkType)
       case _: ArrowType.Null => new NullColumn(sparkType)
-      case _: ArrowType.Utf8 => new StringColumn(sparkType)
-      case _: ArrowType.Binary => new BinaryColumn(sparkType)
+      case _: ArrowType.Utf8 | _: ArrowType.Binary => new VariableWidthColumn(sparkType)
       case int: ArrowType.Int =>
         int.getBitWidth match {
           case 8 => new ByteColumn(sparkType)
@@ -195,8 +194,7 @@ private[quiver] object ValidatedColumns {
 
     private def newViewColumn(view: ArrowType): ValidatedColumnVector =
       view.getTypeID.name match {
-        case "Utf8View" => new StringViewColumn(sparkType)
-        case "BinaryView" => new BinaryViewColumn(sparkType)
+        case "Utf8View" | "BinaryView" => new ByteViewColumn(sparkType)
         case "ListView" => new ListViewColumn(sparkType, 4, children(0).newColumn())
         case "LargeListView" => new ListViewColumn(sparkType, 8, children(0).newColumn())
         case _ => throw new IllegalStateException(s"no column reads $view: readable() let it by")

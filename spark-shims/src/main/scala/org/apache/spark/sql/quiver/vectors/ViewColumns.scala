@@ -4,7 +4,6 @@ import org.apache.spark.sql.quiver.vectors.ValidatedColumnVector.need
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.sql.vectorized.ColumnarArray
 import org.apache.spark.unsafe.Platform
-import org.apache.spark.unsafe.types.UTF8String
 
 /**
  * Arrow `Utf8View` and `BinaryView`: a 16-byte view per value, its length first; a value of up to
@@ -12,11 +11,10 @@ import org.apache.spark.unsafe.types.UTF8String
  * the buffer index and offset the view's last 8 bytes give. The decode checked every non-null
  * view's length, buffer index and bytes against the buffers (`BatchChecks`; every view, where the
  * node counts no nulls), or Arrow wrote the views from such a decode's (a dictionary's values
- * decoded); null views are never read. Values are read in place (strings) or copied out
- * (binary), as for `Utf8` and `Binary`.
+ * decoded); null views are never read.
  */
-abstract private[quiver] class ByteViewColumn(sparkType: DataType)
-    extends ValidatedColumnVector(sparkType) {
+final private[quiver] class ByteViewColumn(sparkType: DataType)
+    extends ByteValuesColumn(sparkType) {
 
   private var views: Long = 0L
 
@@ -36,12 +34,10 @@ abstract private[quiver] class ByteViewColumn(sparkType: DataType)
     }
   }
 
-  /** The byte length of row `rowId`'s value. */
-  final protected def valueLength(rowId: Int): Int =
+  override protected def valueLength(rowId: Int): Int =
     Platform.getInt(null, views + ByteViewColumn.ViewBytes * rowId)
 
-  /** The address of row `rowId`'s value, whose length is `valueLength`. */
-  final protected def valueAddress(rowId: Int, valueLength: Int): Long = {
+  override protected def valueAddress(rowId: Int, valueLength: Int): Long = {
     val view = views + ByteViewColumn.ViewBytes * rowId
     if (valueLength <= ByteViewColumn.InlineBytes) view + 4
     else dataBuffers(Platform.getInt(null, view + 8)) + Platform.getInt(null, view + 12)
@@ -51,35 +47,6 @@ abstract private[quiver] class ByteViewColumn(sparkType: DataType)
 private object ByteViewColumn {
   val ViewBytes = 16L
   val InlineBytes = 12
-}
-
-final private[quiver] class StringViewColumn(sparkType: DataType)
-    extends ByteViewColumn(sparkType) {
-
-  override def getUTF8String(rowId: Int): UTF8String =
-    if (isNullAt(rowId)) null
-    else {
-      val bytes = valueLength(rowId)
-      UTF8String.fromAddress(null, valueAddress(rowId, bytes), bytes)
-    }
-}
-
-final private[quiver] class BinaryViewColumn(sparkType: DataType)
-    extends ByteViewColumn(sparkType) {
-
-  override def getBinary(rowId: Int): Array[Byte] =
-    if (isNullAt(rowId)) null
-    else {
-      val bytes = new Array[Byte](valueLength(rowId))
-      Platform.copyMemory(
-        null,
-        valueAddress(rowId, bytes.length),
-        bytes,
-        Platform.BYTE_ARRAY_OFFSET,
-        bytes.length
-      )
-      bytes
-    }
 }
 
 /**
