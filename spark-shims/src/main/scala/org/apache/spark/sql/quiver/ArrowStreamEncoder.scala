@@ -27,36 +27,28 @@ private[quiver] object ArrowStreamEncoder {
       allocator: BufferAllocator
   ): Option[Array[Byte]] =
     if (!rows.hasNext) None
-    else Some(encodeNonEmpty(rows, schema, timeZoneId, maxBatchRows, codec, allocator))
-
-  private def encodeNonEmpty(
-      rows: Iterator[InternalRow],
-      schema: StructType,
-      timeZoneId: String,
-      maxBatchRows: Int,
-      codec: StreamCodec,
-      allocator: BufferAllocator
-  ): Array[Byte] = {
-    val root = VectorSchemaRoot.create(ArrowSchemas.toArrow(schema, timeZoneId), allocator)
-    try {
-      val bytes = new ByteArrayOutputStream()
-      val rowWriter = ArrowWriter.create(root)
-      val out = new ArrowStreamWriter(root, null, new PiecewiseOutputChannel(codec.compress(bytes)))
+    else {
+      val root = VectorSchemaRoot.create(ArrowSchemas.toArrow(schema, timeZoneId), allocator)
       try {
-        out.start()
-        while (rows.hasNext) {
-          var n = 0
-          while (n < maxBatchRows && rows.hasNext) {
-            rowWriter.write(rows.next())
-            n += 1
+        val bytes = new ByteArrayOutputStream()
+        val rowWriter = ArrowWriter.create(root)
+        val out =
+          new ArrowStreamWriter(root, null, new PiecewiseOutputChannel(codec.compress(bytes)))
+        try {
+          out.start()
+          while (rows.hasNext) {
+            var n = 0
+            while (n < maxBatchRows && rows.hasNext) {
+              rowWriter.write(rows.next())
+              n += 1
+            }
+            rowWriter.finish()
+            out.writeBatch()
+            rowWriter.reset()
           }
-          rowWriter.finish()
-          out.writeBatch()
-          rowWriter.reset()
-        }
-        out.end()
-      } finally out.close()
-      bytes.toByteArray
-    } finally root.close()
-  }
+          out.end()
+        } finally out.close()
+        Some(bytes.toByteArray)
+      } finally root.close()
+    }
 }
