@@ -124,16 +124,29 @@ class BenchReport(runs: Seq[Run], options: BenchOptions, cometSkipped: Option[St
       .mkString("\n")
   }
 
-  def csv: String = {
-    val header =
+  def csv: String =
+    ReportText.csv(
       "build_rows,probe_tasks,cores,rows_per_file,setting,round,wall_ms,run_ms,cpu_ms,slowest_ms," +
-        "process_cpu_ms,decodes,tables_built,largest_entry_bytes"
-    (header +: runs.map { r =>
-      s"${r.shape.buildRows},${r.shape.probeTasks},${r.shape.cores}," +
-        s"${r.shape.rowsPerFile},${r.setting},${r.round},${r.wallMillis},${r.runMillis}," +
-        s"${r.cpuMillis},${r.slowestMillis},${r.processCpuMillis},${r.decodes},${r.builds},${r.bytesKept}"
-    }).mkString("\n") + "\n"
-  }
+        "process_cpu_ms,decodes,tables_built,largest_entry_bytes",
+      runs.map { r =>
+        Seq[Any](
+          r.shape.buildRows,
+          r.shape.probeTasks,
+          r.shape.cores,
+          r.shape.rowsPerFile,
+          r.setting,
+          r.round,
+          r.wallMillis,
+          r.runMillis,
+          r.cpuMillis,
+          r.slowestMillis,
+          r.processCpuMillis,
+          r.decodes,
+          r.builds,
+          r.bytesKept
+        )
+      }
+    )
 
   /** Probe tasks' CPU per shape, Spark / off / on side by side, each shape on its own scale. */
   def svg: String = {

@@ -66,13 +66,24 @@ class ReadPathReport(runs: Seq[ReadRun], options: BenchOptions, skipped: Option[
       (if (ratios.isEmpty) Seq.empty else Seq("", "Quiver / peer:") ++ ratios)).mkString("\n")
   }
 
-  def csv: String = {
-    val header = "build_rows,probe_tasks,cores,reader,round,wall_ms,cpu_ns,decodes,rows,sum"
-    (header +: runs.map { r =>
-      s"${r.shape.buildRows},${r.shape.probeTasks},${r.shape.cores},${r.setting},${r.round}," +
-        s"${r.wallMillis},${r.cpuNanos},${r.decodes},${r.rows},${r.sum}"
-    }).mkString("\n") + "\n"
-  }
+  def csv: String =
+    ReportText.csv(
+      "build_rows,probe_tasks,cores,reader,round,wall_ms,cpu_ns,decodes,rows,sum",
+      runs.map { r =>
+        Seq[Any](
+          r.shape.buildRows,
+          r.shape.probeTasks,
+          r.shape.cores,
+          r.setting,
+          r.round,
+          r.wallMillis,
+          r.cpuNanos,
+          r.decodes,
+          r.rows,
+          r.sum
+        )
+      }
+    )
 
   def write(dir: File): Unit = {
     save(new File(dir, "read-path.md"), markdown + "\n")

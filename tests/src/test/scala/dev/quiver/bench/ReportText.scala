@@ -53,6 +53,10 @@ object ReportText {
   def ratio(a: Long, b: Long): String =
     if (b == 0) "n/a" else f"${a.toDouble / b}%.2f×"
 
+  /** A CSV file's text: `header`'s line, then one line of each row's fields. */
+  def csv(header: String, rows: Seq[Seq[Any]]): String =
+    (header +: rows.map(_.mkString(","))).mkString("\n") + "\n"
+
   def save(file: File, text: String): Unit = {
     val out = new PrintWriter(file, StandardCharsets.UTF_8.name())
     try out.write(text)

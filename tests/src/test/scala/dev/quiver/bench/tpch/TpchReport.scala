@@ -2,7 +2,7 @@ package dev.quiver.bench.tpch
 
 import java.io.File
 
-import dev.quiver.bench.{BenchOptions, CometJoin}
+import dev.quiver.bench.{BenchOptions, CometJoin, ReportText}
 import dev.quiver.bench.ReportText.{median, ms, ratio, save}
 import dev.quiver.bench.tpch.TpchWorkload.{Broadcasts, Run, Spark}
 
@@ -125,15 +125,27 @@ class TpchReport(
       decoded)
   }
 
-  def csv: String = {
-    val header = "scale,query,setting,round,wall_ms,process_cpu_ms,decodes,builds," +
-      "spark_broadcasts,comet_broadcasts,quiver_broadcasts,rows"
-    (header +: runs.map { r =>
-      s"${options.scaleName},${r.query},${r.setting},${r.round},${r.wallMillis}," +
-        s"${r.processCpuMillis},${r.decodes},${r.builds},${r.broadcasts.spark}," +
-        s"${r.broadcasts.comet},${r.broadcasts.quiver},${r.rows}"
-    }).mkString("\n") + "\n"
-  }
+  def csv: String =
+    ReportText.csv(
+      "scale,query,setting,round,wall_ms,process_cpu_ms,decodes,builds," +
+        "spark_broadcasts,comet_broadcasts,quiver_broadcasts,rows",
+      runs.map { r =>
+        Seq[Any](
+          options.scaleName,
+          r.query,
+          r.setting,
+          r.round,
+          r.wallMillis,
+          r.processCpuMillis,
+          r.decodes,
+          r.builds,
+          r.broadcasts.spark,
+          r.broadcasts.comet,
+          r.broadcasts.quiver,
+          r.rows
+        )
+      }
+    )
 
   /** Each query's process CPU per setting, each query on its own scale. */
   def svg: String = {
