@@ -46,11 +46,6 @@ class BroadcastHoldTest extends RetentionTestBase {
     return held;
   }
 
-  private long holders(long id) {
-    CacheSnapshot.EntryState e = entry(id);
-    return e == null ? -1 : e.holders();
-  }
-
   /** The batch's buffers are still allocated: none has been freed under the hold. */
   private static void assertLive(ArrowRecordBatch batch) {
     for (ArrowBuf buffer : batch.getBuffers()) {
@@ -105,18 +100,14 @@ class BroadcastHoldTest extends RetentionTestBase {
   void pressureNeverEvictsAHeldEntryAndItsBytesGoAtTheLastRelease() throws Exception {
     HoldingTask held = heldPastItsTask("consumer");
     assertEquals(size, memory.used(), "held by a consumer alone, it is in storage memory");
-    long sparkBlocks = 100 * size - size - size / 2;
-    assertTrue(memory.tryAcquire(-1, sparkBlocks));
-    assertTrue(memory.underPressure());
+    long sparkBlocks = sparkBlocksLeaving(size / 2);
     cache.checkRetained();
     assertEquals(1, holders(1), "pressure evicts idle entries only");
     assertLive(held.batch);
 
     held.hold.close();
     assertNull(entry(1), "under pressure, it goes once its last release made it idle");
-    assertEquals(sparkBlocks, memory.used(), "nothing of the entry left in storage memory");
-    memory.release(-1, sparkBlocks);
-    closeAndAssertAllFreed();
+    releaseSparkBlocksAndAssertAllFreed(sparkBlocks);
   }
 
   @Test

@@ -104,11 +104,6 @@ class CDataExportTest extends RetentionTestBase {
     }
   }
 
-  private int holders(long id) {
-    CacheSnapshot.EntryState e = entry(id);
-    return e == null ? -1 : e.holders();
-  }
-
   /** The imported batch holds the values the reader's own view shows. */
   private static void assertSameValues(BroadcastReader reader, VectorSchemaRoot imported) {
     assertEquals(reader.current().contentToTSVString(), imported.contentToTSVString());
@@ -236,9 +231,7 @@ class CDataExportTest extends RetentionTestBase {
     FirstBatch exported = new FirstBatch(first.withId(2), "consumer");
     exported.task.complete();
     // Spark's own blocks take all but half an entry of what the two entries left free.
-    long sparkBlocks = 100 * size - memory.used() - size / 2;
-    assertTrue(memory.tryAcquire(-1, sparkBlocks));
-    assertTrue(memory.underPressure());
+    long sparkBlocks = sparkBlocksLeaving(size / 2);
     cache.checkRetained();
     assertNull(entry(1), "pressure evicts the idle entry");
     assertEquals(1, holders(2), "but not the exported one");
@@ -246,9 +239,7 @@ class CDataExportTest extends RetentionTestBase {
 
     exported.imported.close();
     assertNull(entry(2), "under pressure, it goes once its last release made it idle");
-    assertEquals(sparkBlocks, memory.used(), "nothing of either entry left in storage memory");
-    memory.release(-1, sparkBlocks);
-    closeAndAssertAllFreed();
+    releaseSparkBlocksAndAssertAllFreed(sparkBlocks);
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
@@ -20,6 +21,9 @@ abstract class RetentionTestBase extends CacheTestBase {
 
   /** The storage memory of the retaining cache; until there is one, a pool of no bytes. */
   BoundedStorageMemory memory = new BoundedStorageMemory(0);
+
+  /** The bytes of {@link #memory}'s pool, which it does not tell. */
+  private long memoryCapacity;
 
   TestBroadcast first;
 
@@ -40,7 +44,37 @@ abstract class RetentionTestBase extends CacheTestBase {
    */
   void retainingCache(long budget, long capacity) {
     memory = new BoundedStorageMemory(capacity);
+    memoryCapacity = capacity;
     cache = caches.with(Retention.of(budget, memory, live::contains));
+  }
+
+  /**
+   * The holds on entry {@code id} ({@link CacheSnapshot.EntryState#holders}); -1 when not cached.
+   */
+  int holders(long id) {
+    CacheSnapshot.EntryState e = entry(id);
+    return e == null ? -1 : e.holders();
+  }
+
+  /**
+   * Spark's own blocks take all of {@link #memory} but {@code free} bytes, fewer than its pressure
+   * line, so that the cache is under pressure; returns the bytes they took.
+   */
+  long sparkBlocksLeaving(long free) {
+    long sparkBlocks = memoryCapacity - memory.used() - free;
+    assertTrue(memory.tryAcquire(-1, sparkBlocks), "no room for Spark's blocks");
+    assertTrue(memory.underPressure());
+    return sparkBlocks;
+  }
+
+  /**
+   * The end of a test under pressure: Spark's blocks are all that is left in storage memory; they
+   * go, and then everything else as in {@link #closeAndAssertAllFreed}.
+   */
+  void releaseSparkBlocksAndAssertAllFreed(long sparkBlocks) {
+    assertEquals(sparkBlocks, memory.used(), "a cache entry is still in storage memory");
+    memory.release(-1, sparkBlocks);
+    closeAndAssertAllFreed();
   }
 
   /**
