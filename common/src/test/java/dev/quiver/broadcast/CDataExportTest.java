@@ -104,6 +104,14 @@ class CDataExportTest extends RetentionTestBase {
     }
   }
 
+  /** A retaining cache, and a task that exported broadcast 1 to {@code holder} and has ended. */
+  private FirstBatch exportedPastItsTask(String holder) throws IOException {
+    retainingCache(10 * size, 100 * size);
+    FirstBatch exported = new FirstBatch(first, holder);
+    exported.task.complete();
+    return exported;
+  }
+
   /** The imported batch holds the values the reader's own view shows. */
   private static void assertSameValues(BroadcastReader reader, VectorSchemaRoot imported) {
     assertEquals(reader.current().contentToTSVString(), imported.contentToTSVString());
@@ -205,9 +213,7 @@ class CDataExportTest extends RetentionTestBase {
 
   @Test
   void aDroppedEntryStaysForItsExportsUntilTheLastRelease() throws Exception {
-    retainingCache(10 * size, 100 * size);
-    FirstBatch exported = new FirstBatch(first, "consumer");
-    exported.task.complete();
+    FirstBatch exported = exportedPastItsTask("consumer");
     live.remove(1L);
     cache.drop(1);
     cache.checkRetained();
@@ -541,9 +547,7 @@ class CDataExportTest extends RetentionTestBase {
 
   @Test
   void anExportOutAtTheCachesCloseIsALeakAndMayBeReleasedAfter() throws Exception {
-    retainingCache(10 * size, 100 * size);
-    FirstBatch exported = new FirstBatch(first, "native consumer 9");
-    exported.task.complete();
+    FirstBatch exported = exportedPastItsTask("native consumer 9");
     try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {
       cache.close();
       List<String> warnings = log.at(Level.WARN);
