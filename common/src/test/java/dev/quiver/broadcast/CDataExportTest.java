@@ -2,7 +2,6 @@ package dev.quiver.broadcast;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
-import dev.quiver.testing.LogCapture;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -38,7 +36,6 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.event.Level;
 
 /**
  * {@link CDataExport} through the real C Data Interface (Arrow's JNI library): a consumer imports
@@ -91,7 +88,7 @@ class CDataExportTest extends RetentionTestBase {
   /**
    * A task opened at its first batch, which it exported, and that batch as its own view reads it.
    */
-  private final class FirstBatch {
+  private final class FirstBatch implements HeldForAConsumer {
     final FakeTask task = new FakeTask();
     final BroadcastReader reader;
     final Imported imported;
@@ -101,6 +98,16 @@ class CDataExportTest extends RetentionTestBase {
       reader = openAtFirstBatch(broadcast, task);
       imported = exportAndImport(reader, holder);
       expected = reader.current().contentToTSVString();
+    }
+
+    @Override
+    public void assertReadable() {
+      assertEquals(expected, imported.root.contentToTSVString(), "still readable");
+    }
+
+    @Override
+    public void release() {
+      imported.close();
     }
   }
 
@@ -213,17 +220,7 @@ class CDataExportTest extends RetentionTestBase {
 
   @Test
   void aDroppedEntryStaysForItsExportsUntilTheLastRelease() throws Exception {
-    FirstBatch exported = exportedPastItsTask("consumer");
-    live.remove(1L);
-    cache.drop(1);
-    cache.checkRetained();
-    assertEquals(1, holders(1), "a drop only marks an exported entry");
-    assertEquals(exported.expected, exported.imported.root.contentToTSVString(), "still readable");
-
-    exported.imported.close();
-    assertNull(entry(1), "freed at the last release, not retained");
-    assertEquals(0, memory.used());
-    closeAndAssertAllFreed();
+    assertADroppedEntryGoesAtTheRelease(exportedPastItsTask("consumer"));
   }
 
   @Test
@@ -548,16 +545,8 @@ class CDataExportTest extends RetentionTestBase {
   @Test
   void anExportOutAtTheCachesCloseIsALeakAndMayBeReleasedAfter() throws Exception {
     FirstBatch exported = exportedPastItsTask("native consumer 9");
-    try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {
-      cache.close();
-      List<String> warnings = log.at(Level.WARN);
-      assertEquals(1, warnings.size(), warnings::toString);
-      assertTrue(warnings.get(0).contains("native consumer 9"), warnings.get(0));
-      assertTrue(warnings.get(0).contains("task " + exported.task.attemptId()), warnings.get(0));
-    }
-    assertNotNull(entry(1));
-    exported.imported.close();
-    assertNull(entry(1), "released after the close, it is freed");
-    closeAndAssertAllFreed();
+    String leak = assertALeakAtCloseGoesAtTheRelease(exported);
+    assertTrue(leak.contains("native consumer 9"), leak);
+    assertTrue(leak.contains("task " + exported.task.attemptId()), leak);
   }
 }
