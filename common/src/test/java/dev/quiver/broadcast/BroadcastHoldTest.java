@@ -2,7 +2,6 @@ package dev.quiver.broadcast;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -24,7 +23,7 @@ import org.slf4j.event.Level;
 class BroadcastHoldTest extends RetentionTestBase {
 
   /** A task that opens broadcast 1 and stays on its first batch, holding it for a consumer. */
-  private final class HoldingTask {
+  private final class HoldingTask implements HeldForAConsumer {
     final FakeTask task = new FakeTask();
     final BroadcastReader reader;
     final ArrowRecordBatch batch;
@@ -36,6 +35,16 @@ class BroadcastHoldTest extends RetentionTestBase {
       batch = reader.currentBatch();
       hold = reader.hold(holder);
     }
+
+    @Override
+    public void assertReadable() {
+      assertLive(batch);
+    }
+
+    @Override
+    public void release() {
+      hold.close();
+    }
   }
 
   /** A retaining cache, and a task that held broadcast 1 for {@code holder} and has ended. */
@@ -44,11 +53,6 @@ class BroadcastHoldTest extends RetentionTestBase {
     HoldingTask held = new HoldingTask(holder);
     held.task.complete();
     return held;
-  }
-
-  private long holders(long id) {
-    CacheSnapshot.EntryState e = entry(id);
-    return e == null ? -1 : e.holders();
   }
 
   /** The batch's buffers are still allocated: none has been freed under the hold. */
@@ -88,35 +92,21 @@ class BroadcastHoldTest extends RetentionTestBase {
 
   @Test
   void aDroppedEntryGoesAtItsLastReleaseNotBefore() throws Exception {
-    HoldingTask held = heldPastItsTask("consumer");
-    live.remove(1L);
-    cache.drop(1);
-    cache.checkRetained();
-    assertEquals(1, holders(1), "a drop only marks a held entry");
-    assertLive(held.batch);
-
-    held.hold.close();
-    assertNull(entry(1), "freed at its last release, not retained");
-    assertEquals(0, memory.used());
-    closeAndAssertAllFreed();
+    assertADroppedEntryGoesAtTheRelease(heldPastItsTask("consumer"));
   }
 
   @Test
   void pressureNeverEvictsAHeldEntryAndItsBytesGoAtTheLastRelease() throws Exception {
     HoldingTask held = heldPastItsTask("consumer");
     assertEquals(size, memory.used(), "held by a consumer alone, it is in storage memory");
-    long sparkBlocks = 100 * size - size - size / 2;
-    assertTrue(memory.tryAcquire(-1, sparkBlocks));
-    assertTrue(memory.underPressure());
+    long sparkBlocks = sparkBlocksLeaving(size / 2);
     cache.checkRetained();
     assertEquals(1, holders(1), "pressure evicts idle entries only");
     assertLive(held.batch);
 
     held.hold.close();
     assertNull(entry(1), "under pressure, it goes once its last release made it idle");
-    assertEquals(sparkBlocks, memory.used(), "nothing of the entry left in storage memory");
-    memory.release(-1, sparkBlocks);
-    closeAndAssertAllFreed();
+    releaseSparkBlocksAndAssertAllFreed(sparkBlocks);
   }
 
   @Test
@@ -169,20 +159,9 @@ class BroadcastHoldTest extends RetentionTestBase {
   @Test
   void holdsStillOpenAtCloseAreLoggedAsLeaksAndMayBeReleasedAfter() throws Exception {
     HoldingTask held = heldPastItsTask("native consumer 7");
-    try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {
-      cache.close();
-      List<String> warnings = log.at(Level.WARN);
-      assertEquals(1, warnings.size(), warnings::toString);
-      String leak = warnings.get(0);
-      assertTrue(leak.contains("Leaked the hold on broadcast 1 by native consumer 7"), leak);
-      assertTrue(leak.contains("task " + held.task.attemptId()), leak);
-    }
-    assertNotNull(entry(1), "a held entry outlives the cache's close");
-    assertLive(held.batch);
-
-    held.hold.close();
-    assertNull(entry(1), "released after the close, it is freed, not retained");
-    closeAndAssertAllFreed();
+    String leak = assertALeakAtCloseGoesAtTheRelease(held);
+    assertTrue(leak.contains("Leaked the hold on broadcast 1 by native consumer 7"), leak);
+    assertTrue(leak.contains("task " + held.task.attemptId()), leak);
   }
 
   @Test

@@ -2,7 +2,6 @@ package dev.quiver.broadcast;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
 import dev.quiver.testing.FakeTask;
-import dev.quiver.testing.LogCapture;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -38,7 +36,6 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.event.Level;
 
 /**
  * {@link CDataExport} through the real C Data Interface (Arrow's JNI library): a consumer imports
@@ -91,7 +88,7 @@ class CDataExportTest extends RetentionTestBase {
   /**
    * A task opened at its first batch, which it exported, and that batch as its own view reads it.
    */
-  private final class FirstBatch {
+  private final class FirstBatch implements HeldForAConsumer {
     final FakeTask task = new FakeTask();
     final BroadcastReader reader;
     final Imported imported;
@@ -102,11 +99,24 @@ class CDataExportTest extends RetentionTestBase {
       imported = exportAndImport(reader, holder);
       expected = reader.current().contentToTSVString();
     }
+
+    @Override
+    public void assertReadable() {
+      assertEquals(expected, imported.root.contentToTSVString(), "still readable");
+    }
+
+    @Override
+    public void release() {
+      imported.close();
+    }
   }
 
-  private int holders(long id) {
-    CacheSnapshot.EntryState e = entry(id);
-    return e == null ? -1 : e.holders();
+  /** A retaining cache, and a task that exported broadcast 1 to {@code holder} and has ended. */
+  private FirstBatch exportedPastItsTask(String holder) throws IOException {
+    retainingCache(10 * size, 100 * size);
+    FirstBatch exported = new FirstBatch(first, holder);
+    exported.task.complete();
+    return exported;
   }
 
   /** The imported batch holds the values the reader's own view shows. */
@@ -210,19 +220,7 @@ class CDataExportTest extends RetentionTestBase {
 
   @Test
   void aDroppedEntryStaysForItsExportsUntilTheLastRelease() throws Exception {
-    retainingCache(10 * size, 100 * size);
-    FirstBatch exported = new FirstBatch(first, "consumer");
-    exported.task.complete();
-    live.remove(1L);
-    cache.drop(1);
-    cache.checkRetained();
-    assertEquals(1, holders(1), "a drop only marks an exported entry");
-    assertEquals(exported.expected, exported.imported.root.contentToTSVString(), "still readable");
-
-    exported.imported.close();
-    assertNull(entry(1), "freed at the last release, not retained");
-    assertEquals(0, memory.used());
-    closeAndAssertAllFreed();
+    assertADroppedEntryGoesAtTheRelease(exportedPastItsTask("consumer"));
   }
 
   @Test
@@ -236,9 +234,7 @@ class CDataExportTest extends RetentionTestBase {
     FirstBatch exported = new FirstBatch(first.withId(2), "consumer");
     exported.task.complete();
     // Spark's own blocks take all but half an entry of what the two entries left free.
-    long sparkBlocks = 100 * size - memory.used() - size / 2;
-    assertTrue(memory.tryAcquire(-1, sparkBlocks));
-    assertTrue(memory.underPressure());
+    long sparkBlocks = sparkBlocksLeaving(size / 2);
     cache.checkRetained();
     assertNull(entry(1), "pressure evicts the idle entry");
     assertEquals(1, holders(2), "but not the exported one");
@@ -246,9 +242,7 @@ class CDataExportTest extends RetentionTestBase {
 
     exported.imported.close();
     assertNull(entry(2), "under pressure, it goes once its last release made it idle");
-    assertEquals(sparkBlocks, memory.used(), "nothing of either entry left in storage memory");
-    memory.release(-1, sparkBlocks);
-    closeAndAssertAllFreed();
+    releaseSparkBlocksAndAssertAllFreed(sparkBlocks);
   }
 
   @Test
@@ -550,19 +544,9 @@ class CDataExportTest extends RetentionTestBase {
 
   @Test
   void anExportOutAtTheCachesCloseIsALeakAndMayBeReleasedAfter() throws Exception {
-    retainingCache(10 * size, 100 * size);
-    FirstBatch exported = new FirstBatch(first, "native consumer 9");
-    exported.task.complete();
-    try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {
-      cache.close();
-      List<String> warnings = log.at(Level.WARN);
-      assertEquals(1, warnings.size(), warnings::toString);
-      assertTrue(warnings.get(0).contains("native consumer 9"), warnings.get(0));
-      assertTrue(warnings.get(0).contains("task " + exported.task.attemptId()), warnings.get(0));
-    }
-    assertNotNull(entry(1));
-    exported.imported.close();
-    assertNull(entry(1), "released after the close, it is freed");
-    closeAndAssertAllFreed();
+    FirstBatch exported = exportedPastItsTask("native consumer 9");
+    String leak = assertALeakAtCloseGoesAtTheRelease(exported);
+    assertTrue(leak.contains("native consumer 9"), leak);
+    assertTrue(leak.contains("task " + exported.task.attemptId()), leak);
   }
 }

@@ -426,8 +426,7 @@ class DerivedValuesTest extends RetentionTestBase {
     cache.checkRetained();
     assertEquals(1, three.releases(), "no longer live");
     // Just under the pressure line: evicting one entry is enough.
-    long sparkBlocks = capacity - memory.used() - (capacity / 10 - 1);
-    assertTrue(memory.tryAcquire(-1, sparkBlocks));
+    long sparkBlocks = sparkBlocksLeaving(capacity / 10 - 1);
     cache.checkRetained();
     assertEquals(1, one.releases(), "under pressure, least recently used first");
     assertEquals(0, four.releases());

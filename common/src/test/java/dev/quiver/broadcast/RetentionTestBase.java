@@ -2,17 +2,24 @@ package dev.quiver.broadcast;
 
 import static dev.quiver.broadcast.CacheTestSupport.bytesOfOneDecode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.testing.LogCapture;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.BeforeEach;
+import org.slf4j.event.Level;
 
 /**
  * What the retention and derived-value tests share: broadcast {@link #first}, the same streams
  * under other ids, ids 1 to 5 live until a test says otherwise, and {@link #cache}, which retains
- * once a test makes it a {@link #retainingCache}.
+ * once a test makes it a {@link #retainingCache}; and the scenarios that a consumer's hold and a C
+ * Data export of broadcast 1 must both pass.
  */
 abstract class RetentionTestBase extends CacheTestBase {
 
@@ -20,6 +27,9 @@ abstract class RetentionTestBase extends CacheTestBase {
 
   /** The storage memory of the retaining cache; until there is one, a pool of no bytes. */
   BoundedStorageMemory memory = new BoundedStorageMemory(0);
+
+  /** The bytes of {@link #memory}'s pool, which it does not tell. */
+  private long memoryCapacity;
 
   TestBroadcast first;
 
@@ -40,7 +50,85 @@ abstract class RetentionTestBase extends CacheTestBase {
    */
   void retainingCache(long budget, long capacity) {
     memory = new BoundedStorageMemory(capacity);
+    memoryCapacity = capacity;
     cache = caches.with(Retention.of(budget, memory, live::contains));
+  }
+
+  /**
+   * The holds on entry {@code id} ({@link CacheSnapshot.EntryState#holders}); -1 when not cached.
+   */
+  int holders(long id) {
+    CacheSnapshot.EntryState e = entry(id);
+    return e == null ? -1 : e.holders();
+  }
+
+  /**
+   * Spark's own blocks take all of {@link #memory} but {@code free} bytes, fewer than its pressure
+   * line, so that the cache is under pressure; returns the bytes they took.
+   */
+  long sparkBlocksLeaving(long free) {
+    long sparkBlocks = memoryCapacity - memory.used() - free;
+    assertTrue(memory.tryAcquire(-1, sparkBlocks), "no room for Spark's blocks");
+    assertTrue(memory.underPressure());
+    return sparkBlocks;
+  }
+
+  /**
+   * The end of a test under pressure: Spark's blocks are all that is left in storage memory; they
+   * go, and then everything else as in {@link #closeAndAssertAllFreed}.
+   */
+  void releaseSparkBlocksAndAssertAllFreed(long sparkBlocks) {
+    assertEquals(sparkBlocks, memory.used(), "a cache entry is still in storage memory");
+    memory.release(-1, sparkBlocks);
+    closeAndAssertAllFreed();
+  }
+
+  /**
+   * Broadcast 1 as a consumer holds it past its task's end, whether through a {@link BroadcastHold}
+   * or a batch exported through the C Data Interface: both keep the entry the same way, so the
+   * scenarios below are written once for both.
+   */
+  interface HeldForAConsumer {
+    /** Asserts that what the consumer holds is still there to read. */
+    void assertReadable();
+
+    /** The consumer's release. */
+    void release() throws Exception;
+  }
+
+  /** Broadcast 1, held, is dropped: the drop only marks it, and the release frees it. */
+  void assertADroppedEntryGoesAtTheRelease(HeldForAConsumer held) throws Exception {
+    live.remove(1L);
+    cache.drop(1);
+    cache.checkRetained();
+    assertEquals(1, holders(1), "a drop only marks an entry a consumer holds");
+    held.assertReadable();
+
+    held.release();
+    assertNull(entry(1), "freed at its last release, not retained");
+    assertEquals(0, memory.used());
+    closeAndAssertAllFreed();
+  }
+
+  /**
+   * The cache closes while broadcast 1 is held: the entry outlives the close, and the release after
+   * it frees it. Returns the one warning the close logged, the leak, for the caller to check.
+   */
+  String assertALeakAtCloseGoesAtTheRelease(HeldForAConsumer held) throws Exception {
+    String leak;
+    try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {
+      cache.close();
+      List<String> warnings = log.at(Level.WARN);
+      assertEquals(1, warnings.size(), warnings::toString);
+      leak = warnings.get(0);
+    }
+    assertNotNull(entry(1), "a held entry outlives the cache's close");
+    held.assertReadable();
+
+    held.release();
+    assertNull(entry(1), "released after the close, it is freed, not retained");
+    closeAndAssertAllFreed();
+    return leak;
   }
 
   /**

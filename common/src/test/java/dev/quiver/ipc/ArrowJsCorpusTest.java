@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.codec.StreamCodec;
+import dev.quiver.testing.AllocatorTestBase;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -17,8 +18,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BaseIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
@@ -27,9 +26,7 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -39,22 +36,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * dictionary-encoded cells compared as the values they stand for, or refuses by a rule of {@link
  * #REFUSED}. A stream Arrow Java cannot read on this profile's Arrow is skipped, naming why.
  */
-class ArrowJsCorpusTest {
+class ArrowJsCorpusTest extends AllocatorTestBase {
 
   private static final String FOLDER = "/arrow-js-21/";
-
-  private BufferAllocator allocator;
-
-  @BeforeEach
-  void open() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void close() {
-    assertEquals(0, allocator.getAllocatedMemory(), "the test left Arrow memory allocated");
-    allocator.close();
-  }
 
   static Stream<String> files() throws IOException {
     return digests().keySet().stream().sorted();

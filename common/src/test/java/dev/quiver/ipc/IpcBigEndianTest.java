@@ -94,23 +94,18 @@ class IpcBigEndianTest extends AllocatorTestBase {
 
   @Test
   void theStandardSparkTypesReadAsTheirOriginals() throws IOException {
-    byte[] little;
     try (VectorSchemaRoot a = TestData.allTypes(allocator, 30, 1);
         VectorSchemaRoot b = TestData.allTypes(allocator, 5, 2)) {
-      little = arrowStream(null, a, b);
+      assertTwinOfBatchesReadsAsOriginal("spark types", false, a, b);
     }
-    assertReadsAsOriginal(little, BigEndianStreams.twin(little, allocator), "spark types");
   }
 
   @Test
   void bodyCompressedBigEndianBatchesReadAsTheirOriginals() throws IOException {
-    byte[] little;
     try (VectorSchemaRoot a = EveryType.root(allocator, 300, 4);
         VectorSchemaRoot b = EveryType.root(allocator, 9, 5)) {
-      little = arrowStream(null, a, b);
+      assertTwinOfBatchesReadsAsOriginal("zstd body", true, a, b);
     }
-    byte[] big = BigEndianStreams.twin(little, allocator, true);
-    assertReadsAsOriginal(little, big, "zstd body");
   }
 
   @Test
@@ -295,6 +290,16 @@ class IpcBigEndianTest extends AllocatorTestBase {
     byte[] big = BigEndianStreams.twin(little, allocator);
     assertFalse(Arrays.equals(little, big), "the twin's " + reversed + " are reversed");
     assertReadsAsOriginal(little, big, source);
+  }
+
+  /**
+   * Asserts that the big-endian twin of {@code batches}' stream, its bodies zstd-compressed when
+   * {@code zstd}, reads as the original.
+   */
+  private void assertTwinOfBatchesReadsAsOriginal(
+      String source, boolean zstd, VectorSchemaRoot... batches) throws IOException {
+    byte[] little = arrowStream(null, batches);
+    assertReadsAsOriginal(little, BigEndianStreams.twin(little, allocator, zstd), source);
   }
 
   private void assertReadsAsOriginal(byte[] little, byte[] big, String source) throws IOException {

@@ -35,24 +35,20 @@ public final class EncodedColumns {
   public static final int DENSE_STRING = 7;
 
   /** A sparse union "u" of an int "i" and a string "s". */
-  public static final Field SPARSE =
-      new Field(
-          "u",
-          FieldType.nullable(
-              new ArrowType.Union(UnionMode.Sparse, new int[] {SPARSE_INT, SPARSE_STRING})),
-          List.of(
-              Field.nullable("i", new ArrowType.Int(32, true)),
-              Field.nullable("s", ArrowType.Utf8.INSTANCE)));
+  public static final Field SPARSE = intOrString("u", UnionMode.Sparse, SPARSE_INT, SPARSE_STRING);
 
   /** A dense union "d" of an int "i" and a string "s". */
-  public static final Field DENSE =
-      new Field(
-          "d",
-          FieldType.nullable(
-              new ArrowType.Union(UnionMode.Dense, new int[] {DENSE_INT, DENSE_STRING})),
-          List.of(
-              Field.nullable("i", new ArrowType.Int(32, true)),
-              Field.nullable("s", ArrowType.Utf8.INSTANCE)));
+  public static final Field DENSE = intOrString("d", UnionMode.Dense, DENSE_INT, DENSE_STRING);
+
+  /** A union {@code name} of an int "i" and a string "s", with type ids of the caller's choice. */
+  private static Field intOrString(String name, UnionMode mode, int intId, int stringId) {
+    return new Field(
+        name,
+        FieldType.nullable(new ArrowType.Union(mode, new int[] {intId, stringId})),
+        List.of(
+            Field.nullable("i", new ArrowType.Int(32, true)),
+            Field.nullable("s", ArrowType.Utf8.INSTANCE)));
+  }
 
   /** Whether this Arrow Java has run-end encoding (14 on). */
   public static boolean runEndEncodingKnown() {
