@@ -15,7 +15,7 @@ import org.apache.spark.sql.quiver.DefaultLineOnly
 /**
  * Killing an executor JVM (`destroyForcibly`: SIGKILL) while its tasks are in a fault state, and
  * what must hold afterwards, for the fault suites: [[ClusterFaultSuite]] and, on the line with
- * Comet, `CometClusterFaultSuite`.
+ * Comet, `CometClusterSuite`.
  *
  * Tasks reach their state, say so in a file of the job's folder ([[FaultSignals]]) and wait there;
  * once tasks in both executor JVMs have, the suite kills one JVM, lets the tasks go and Spark retry
