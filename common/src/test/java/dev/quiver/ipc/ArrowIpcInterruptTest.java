@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.testing.ActingInputStream;
 import dev.quiver.testing.AllocatorTestBase;
 import dev.quiver.testing.TestData;
 import java.io.ByteArrayInputStream;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.ClosedByInterruptException;
@@ -40,7 +40,13 @@ class ArrowIpcInterruptTest extends AllocatorTestBase {
     // Interrupt once about half the stream has been handed out, as a task kill would.
     Outcome outcome =
         decodeOnThread(
-            () -> new InterruptAfter(new ByteArrayInputStream(stream), stream.length / 2), false);
+            () ->
+                new ActingInputStream(
+                    new ByteArrayInputStream(stream),
+                    stream.length / 2 + 1,
+                    Integer.MAX_VALUE,
+                    () -> Thread.currentThread().interrupt()),
+            false);
     assertInstanceOf(ClosedByInterruptException.class, outcome.failure);
     assertTrue(outcome.stillInterrupted);
     assertEquals(0, allocator.getAllocatedMemory());
@@ -95,26 +101,5 @@ class ArrowIpcInterruptTest extends AllocatorTestBase {
     outcome.failure = failure.get();
     outcome.stillInterrupted = interrupted.get();
     return outcome;
-  }
-
-  /** Interrupts the reading thread once more than {@code limit} bytes have been read. */
-  private static final class InterruptAfter extends FilterInputStream {
-    private final int limit;
-    private int read;
-
-    InterruptAfter(InputStream in, int limit) {
-      super(in);
-      this.limit = limit;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      int n = super.read(b, off, len);
-      read += Math.max(n, 0);
-      if (read > limit) {
-        Thread.currentThread().interrupt();
-      }
-      return n;
-    }
   }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.quiver.testing.ActingInputStream;
 import dev.quiver.testing.AllocatorExtension;
 import dev.quiver.testing.CountingInputStream;
 import dev.quiver.testing.FakeTask;
@@ -86,7 +87,12 @@ class TaskLifecycleTest {
     int secondBlock = Blocks.boundaries(stream).get(1);
     // The kill arrives while the second block's body is being read.
     InputStream in =
-        new KillingInputStream(new ByteArrayInputStream(stream), task, secondBlock + 30);
+        new ActingInputStream(
+            new ByteArrayInputStream(stream),
+            secondBlock + 30,
+            // Short reads, so that the kill lands inside a block, not after a whole-stream read.
+            16,
+            () -> task.kill("killed mid-read"));
     try (ShuffleBlockDecoder decoder = new ShuffleBlockDecoder(in, allocator, task)) {
       assertTrue(decoder.next());
       assertTrue(decoder.next(), "the block being read when the kill came is finished");
@@ -136,32 +142,6 @@ class TaskLifecycleTest {
       assertEquals(0, allocator.getAllocatedMemory(), "completion freed the current batch");
     } finally {
       reader.shutdownNow();
-    }
-  }
-
-  /** Kills a task once {@code killAt} bytes have been read. */
-  private static final class KillingInputStream extends FilterInputStream {
-    private final FakeTask task;
-    private final long killAt;
-    private long position;
-
-    KillingInputStream(InputStream in, FakeTask task, long killAt) {
-      super(in);
-      this.task = task;
-      this.killAt = killAt;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      // Short reads, so that the kill lands inside a block rather than after a whole-stream read.
-      int n = super.read(b, off, Math.min(len, 16));
-      if (n > 0) {
-        position += n;
-        if (position >= killAt) {
-          task.kill("killed mid-read");
-        }
-      }
-      return n;
     }
   }
 
