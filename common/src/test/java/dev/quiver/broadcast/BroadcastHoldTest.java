@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.testing.FakeTask;
 import dev.quiver.testing.LogCapture;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -131,29 +129,7 @@ class BroadcastHoldTest extends RetentionTestBase {
 
   @Test
   void holdsReleasedOnOtherThreadsInAnyOrderFreeTheEntryOnce() throws Exception {
-    int tasks = 4;
-    int holdsPerTask = 8;
-    List<BroadcastHold> holds = new ArrayList<>();
-    List<FakeTask> started = new ArrayList<>();
-    for (int t = 0; t < tasks; t++) {
-      FakeTask task = new FakeTask();
-      BroadcastReader reader = cache.open(first, task, true);
-      assertTrue(reader.next());
-      for (int h = 0; h < holdsPerTask; h++) {
-        holds.add(reader.hold("consumer " + t + "." + h));
-      }
-      started.add(task);
-    }
-    // Half the tasks end before any release, the other half while the releases run.
-    started.get(0).complete();
-    started.get(1).complete();
-    List<BroadcastHold> lastFirst = new ArrayList<>(holds);
-    Collections.reverse(lastFirst);
-    releaseOnThreadsWhileTasksEnd(lastFirst, started.subList(2, 4));
-    assertNull(entry(1), "freed once, by whichever release or task end came last");
-    assertEquals(1, decoder.calls());
-    assertEquals(0, cache.counters().doubleReleases());
-    assertEquals(0, cache.counters().entriesHeld());
+    assertReleasesOnOtherThreadsFreeTheEntryOnce(8, BroadcastReader::hold);
   }
 
   @Test

@@ -13,9 +13,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.Future;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.ArrowArrayStream;
@@ -193,29 +191,7 @@ class CDataExportTest extends RetentionTestBase {
 
   @Test
   void releasesOnOtherThreadsAfterTheirTasksInAnyOrderFreeTheEntryOnce() throws Exception {
-    int tasks = 4;
-    List<FakeTask> started = new ArrayList<>();
-    List<Imported> exports = new ArrayList<>();
-    for (int t = 0; t < tasks; t++) {
-      FakeTask task = new FakeTask();
-      BroadcastReader reader = cache.open(first, task, true);
-      while (reader.next()) {
-        for (int e = 0; e < 3; e++) {
-          exports.add(exportAndImport(reader, "consumer " + t + "." + e));
-        }
-      }
-      started.add(task);
-    }
-    assertEquals(tasks * 3, cache.outstandingHolds().size(), "one per task and consumer");
-    started.get(0).complete();
-    started.get(1).complete();
-    Collections.shuffle(exports, new Random(27));
-    releaseOnThreadsWhileTasksEnd(exports, started.subList(2, 4));
-    assertNull(entry(1), "freed once, by whichever release or task end came last");
-    assertEquals(1, decoder.calls());
-    assertEquals(0, cache.counters().doubleReleases());
-    assertTrue(cache.outstandingHolds().isEmpty());
-    assertEquals(0, allocator.getAllocatedMemory());
+    assertReleasesOnOtherThreadsFreeTheEntryOnce(3, this::exportAndImport);
   }
 
   @Test

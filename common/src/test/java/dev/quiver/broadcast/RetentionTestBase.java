@@ -8,8 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.quiver.broadcast.TestBroadcast.Shape;
 import dev.quiver.codec.SparkStreamCodec;
+import dev.quiver.testing.FakeTask;
 import dev.quiver.testing.LogCapture;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.BeforeEach;
@@ -94,6 +98,43 @@ abstract class RetentionTestBase extends CacheTestBase {
 
     /** The consumer's release. */
     void release() throws Exception;
+  }
+
+  /** What a consumer takes of a reader's current batch to release later: a hold or an export. */
+  interface ConsumerTake {
+    AutoCloseable take(BroadcastReader reader, String consumer) throws Exception;
+  }
+
+  /**
+   * Four tasks read broadcast 1, {@code perBatch} consumers taking each batch; half the tasks end
+   * before any release, the other half while the releases run on other threads, in a shuffled
+   * order: the entry is freed once, by whichever came last, and nothing is left held.
+   */
+  void assertReleasesOnOtherThreadsFreeTheEntryOnce(int perBatch, ConsumerTake take)
+      throws Exception {
+    List<FakeTask> started = new ArrayList<>();
+    List<AutoCloseable> taken = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      FakeTask task = new FakeTask();
+      BroadcastReader reader = cache.open(first, task, true);
+      for (int batch = 0; reader.next(); batch++) {
+        for (int c = 0; c < perBatch; c++) {
+          taken.add(take.take(reader, "consumer " + t + "." + batch + "." + c));
+        }
+      }
+      started.add(task);
+    }
+    assertEquals(taken.size(), cache.outstandingHolds().size(), "one per consumer");
+    started.get(0).complete();
+    started.get(1).complete();
+    Collections.shuffle(taken, new Random(27));
+    releaseOnThreadsWhileTasksEnd(taken, started.subList(2, 4));
+    assertNull(entry(1), "freed once, by whichever release or task end came last");
+    assertEquals(1, decoder.calls());
+    assertEquals(0, cache.counters().doubleReleases());
+    assertEquals(0, cache.counters().entriesHeld());
+    assertTrue(cache.outstandingHolds().isEmpty());
+    assertEquals(0, allocator.getAllocatedMemory());
   }
 
   /** Broadcast 1, held, is dropped: the drop only marks it, and the release frees it. */
