@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicLong
 import dev.quiver.bench.PeerBroadcastReader
 import dev.quiver.spark.QuiverMetrics
 import org.apache.spark.SparkContext
+import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.comet.{CometBatchRDD, CometBroadcastValue}
 import org.apache.spark.sql.comet.quiver.QuiverCometBatchRDD
@@ -20,28 +21,51 @@ import org.apache.spark.util.io.ChunkedByteBuffer
  * `CometBroadcastValue` is private to it (and `ChunkedByteBuffer` to Spark); test code only,
  * loaded by name from [[PeerBroadcastReader.comet]].
  */
-class CometBroadcastReader extends PeerBroadcastReader {
+class CometBroadcastReader extends CometValueReader {
 
   private val opened = new AtomicLong()
 
   override def name: String = "Comet"
 
-  override def rdd(
+  override protected def chunksOf(streams: Array[Array[Byte]]): Array[ChunkedByteBuffer] =
+    // A decode opens every stream once; counting the first's openings counts decodes.
+    streams.zipWithIndex.map {
+      case (bytes, 0) => new CountedChunks(ByteBuffer.wrap(bytes), opened)
+      case (bytes, _) => new ChunkedByteBuffer(ByteBuffer.wrap(bytes))
+    }
+
+  override protected def read(
+      sc: SparkContext,
+      value: Broadcast[CometBroadcastValue],
+      partitions: Int,
+      shareDecoded: Boolean
+  ): RDD[ColumnarBatch] = new CometBatchRDD(sc, partitions, value, shareDecoded)
+
+  override def decodes: Long = opened.get()
+}
+
+/** A reader of a `CometBroadcastValue` of the streams, broadcast as Comet's exchange would. */
+abstract class CometValueReader extends PeerBroadcastReader {
+
+  /** Each stream's bytes as the value holds them. */
+  protected def chunksOf(streams: Array[Array[Byte]]): Array[ChunkedByteBuffer] =
+    streams.map(bytes => new ChunkedByteBuffer(ByteBuffer.wrap(bytes)))
+
+  /** The batches of every task, read from `value`. */
+  protected def read(
+      sc: SparkContext,
+      value: Broadcast[CometBroadcastValue],
+      partitions: Int,
+      shareDecoded: Boolean
+  ): RDD[ColumnarBatch]
+
+  final override def rdd(
       sc: SparkContext,
       streams: Array[Array[Byte]],
       partitions: Int,
       shareDecoded: Boolean
-  ): RDD[ColumnarBatch] = {
-    // A decode opens every stream once; counting the first's openings counts decodes.
-    val chunks: Array[ChunkedByteBuffer] = streams.zipWithIndex.map {
-      case (bytes, 0) => new CountedChunks(ByteBuffer.wrap(bytes), opened)
-      case (bytes, _) => new ChunkedByteBuffer(ByteBuffer.wrap(bytes))
-    }
-    val value = sc.broadcast(new CometBroadcastValue(chunks))
-    new CometBatchRDD(sc, partitions, value, shareDecoded)
-  }
-
-  override def decodes: Long = opened.get()
+  ): RDD[ColumnarBatch] =
+    read(sc, sc.broadcast(new CometBroadcastValue(chunksOf(streams))), partitions, shareDecoded)
 }
 
 /** One stream's bytes, counting how often Comet opens them (once per decode). */
@@ -59,24 +83,16 @@ private class CountedChunks(bytes: ByteBuffer, opened: AtomicLong)
  * read by the adapter's RDD through Quiver's cache into Comet's vectors, as Comet's native join
  * takes them. Its decodes are the cache's. Loaded by name from [[PeerBroadcastReader.cometOnQuiver]].
  */
-class CometOnQuiverReader extends PeerBroadcastReader {
+class CometOnQuiverReader extends CometValueReader {
 
   override def name: String = PeerBroadcastReader.CometOnQuiver
 
-  override def rdd(
+  override protected def read(
       sc: SparkContext,
-      streams: Array[Array[Byte]],
+      value: Broadcast[CometBroadcastValue],
       partitions: Int,
       shareDecoded: Boolean
-  ): RDD[ColumnarBatch] = {
-    val chunks = streams.map(bytes => new ChunkedByteBuffer(ByteBuffer.wrap(bytes)))
-    new QuiverCometBatchRDD(
-      sc,
-      partitions,
-      sc.broadcast(new CometBroadcastValue(chunks)),
-      shareDecoded
-    )
-  }
+  ): RDD[ColumnarBatch] = new QuiverCometBatchRDD(sc, partitions, value, shareDecoded)
 
   override def decodes: Long = {
     val counters = QuiverMetrics.broadcastCache
