@@ -73,6 +73,12 @@ class CDataExportTest extends RetentionTestBase {
     }
   }
 
+  /** Broadcast 1 went with its last export's release, and so did every byte of the cache's. */
+  private void assertFreedAtTheLastRelease() {
+    assertNull(entry(1), "not freed at the last release");
+    assertEquals(0, allocator.getAllocatedMemory());
+  }
+
   private Imported exportAndImport(BroadcastReader reader, String holder) {
     try (ArrowArray array = ArrowArray.allocateNew(consumer);
         ArrowSchema schema = ArrowSchema.allocateNew(consumer)) {
@@ -159,8 +165,7 @@ class CDataExportTest extends RetentionTestBase {
     assertEquals(1, cache.outstandingHolds().size());
     task.complete();
     assertTrue(cache.outstandingHolds().isEmpty(), "everything released: it ends with the task");
-    assertNull(entry(1));
-    assertEquals(0, allocator.getAllocatedMemory());
+    assertFreedAtTheLastRelease();
   }
 
   @Test
@@ -235,8 +240,7 @@ class CDataExportTest extends RetentionTestBase {
 
     Future<?> release = executor.submit(exported.imported::close);
     release.get();
-    assertNull(entry(1));
-    assertEquals(0, allocator.getAllocatedMemory());
+    assertFreedAtTheLastRelease();
   }
 
   @Test
@@ -386,8 +390,7 @@ class CDataExportTest extends RetentionTestBase {
         assertEquals(1, holders(1));
       }
     }
-    assertNull(entry(1));
-    assertEquals(0, allocator.getAllocatedMemory());
+    assertFreedAtTheLastRelease();
   }
 
   @Test
@@ -521,8 +524,6 @@ class CDataExportTest extends RetentionTestBase {
   @Test
   void anExportOutAtTheCachesCloseIsALeakAndMayBeReleasedAfter() throws Exception {
     FirstBatch exported = exportedPastItsTask("native consumer 9");
-    String leak = assertALeakAtCloseGoesAtTheRelease(exported);
-    assertTrue(leak.contains("native consumer 9"), leak);
-    assertTrue(leak.contains("task " + exported.task.attemptId()), leak);
+    assertALeakAtCloseGoesAtTheRelease(exported, "native consumer 9", exported.task);
   }
 }

@@ -152,16 +152,19 @@ abstract class RetentionTestBase extends CacheTestBase {
   }
 
   /**
-   * The cache closes while broadcast 1 is held: the entry outlives the close, and the release after
-   * it frees it. Returns the one warning the close logged, the leak, for the caller to check.
+   * The cache closes while broadcast 1 is held by {@code consumer}, taken in {@code task}: the
+   * close logs the hold as a leak, naming both; the entry outlives the close, and the release after
+   * it frees it.
    */
-  String assertALeakAtCloseGoesAtTheRelease(HeldForAConsumer held) throws Exception {
-    String leak;
+  void assertALeakAtCloseGoesAtTheRelease(HeldForAConsumer held, String consumer, FakeTask task)
+      throws Exception {
     try (LogCapture log = LogCapture.of(DecodedBroadcastCache.class)) {
       cache.close();
       List<String> warnings = log.at(Level.WARN);
       assertEquals(1, warnings.size(), warnings::toString);
-      leak = warnings.get(0);
+      String leak = warnings.get(0);
+      assertTrue(leak.contains("Leaked the hold on broadcast 1 by " + consumer), leak);
+      assertTrue(leak.contains("task " + task.attemptId()), leak);
     }
     assertNotNull(entry(1), "a held entry outlives the cache's close");
     held.assertReadable();
@@ -169,7 +172,6 @@ abstract class RetentionTestBase extends CacheTestBase {
     held.release();
     assertNull(entry(1), "released after the close, it is freed, not retained");
     closeAndAssertAllFreed();
-    return leak;
   }
 
   /**
