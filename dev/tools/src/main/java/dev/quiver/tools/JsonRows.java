@@ -18,6 +18,7 @@ import java.time.temporal.ChronoField;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import org.apache.arrow.vector.BaseIntVector;
 import org.apache.arrow.vector.FieldVector;
@@ -35,9 +36,11 @@ import org.apache.arrow.vector.types.pojo.Field;
  * Writes Arrow rows as JSON objects, one a line, through Jackson's streaming generator, the way
  * Spark's JSON writer shows the same values where it can: binary as base64, decimals as numbers
  * with the column's scale, dates as {@code yyyy-MM-dd}, timestamps with a time zone as ISO-8601 in
- * UTC ({@code Z}) at the unit's precision (timestamps without one as local date-times), structs as
- * objects, lists as arrays, maps with string keys as objects (other keys, and a null key, are
- * written as their JSON text). Unlike Spark, a null is written as {@code null}, not left out.
+ * UTC ({@code Z}) at the unit's precision (timestamps without one as local date-times; one past the
+ * years {@code java.time} shows as its count, {@code "7518999887405 seconds from the epoch"}),
+ * structs as objects, lists as arrays, maps with string keys as objects (other keys, and a null
+ * key, are written as their JSON text). Unlike Spark, a null is written as {@code null}, not left
+ * out.
  *
  * <p>Nested values are walked by position (offsets, child vectors); leaves are read with {@code
  * getObject}. A field is keyed by its name, or by {@code _<position>} where the name is empty or
@@ -62,6 +65,14 @@ final class JsonRows {
    * is still an exact JSON number, instead of failing the dump.
    */
   static final int PLAIN_SCALE_LIMIT = 9999;
+
+  /**
+   * The seconds from the epoch of the first and last date-times {@code java.time} can show (years
+   * -999,999,999 and 999,999,999); a timestamp outside them is written as its count of units.
+   */
+  static final long FIRST_DATE_TIME_SECOND = LocalDateTime.MIN.toEpochSecond(ZoneOffset.UTC);
+
+  static final long LAST_DATE_TIME_SECOND = LocalDateTime.MAX.toEpochSecond(ZoneOffset.UTC);
 
   /** Timestamp formats with 0, 3, 6 and 9 fraction digits: seconds to nanoseconds. */
   private static final DateTimeFormatter[] FRACTIONS = {
@@ -238,6 +249,11 @@ final class JsonRows {
         seconds = Math.floorDiv(value, 1_000_000_000L);
         nanos = Math.floorMod(value, 1_000_000_000L);
         precision = 3;
+    }
+    if (seconds < FIRST_DATE_TIME_SECOND || seconds > LAST_DATE_TIME_SECOND) {
+      // Past the years a date-time can show (a hostile or garbled value): the count itself.
+      json.writeString(value + " " + unit.name().toLowerCase(Locale.ROOT) + "s from the epoch");
+      return;
     }
     LocalDateTime utc = LocalDateTime.ofEpochSecond(seconds, (int) nanos, ZoneOffset.UTC);
     String text = FRACTIONS[precision].format(utc);

@@ -18,6 +18,7 @@ import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.TimeStampSecTZVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.MapVector;
 import org.apache.arrow.vector.complex.impl.UnionMapWriter;
@@ -104,6 +105,23 @@ class JsonRowsTest {
       ObjectMapper exact =
           new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
       assertEquals(BigDecimal.valueOf(-7, scale), exact.readTree(row).get("d").decimalValue());
+    }
+  }
+
+  @Test
+  void aTimestampPastTheYearsADateTimeShowsIsItsCount() {
+    try (TimeStampSecTZVector seconds = new TimeStampSecTZVector("t", allocator, "UTC")) {
+      seconds.allocateNew(3);
+      // Day 7,518,999,887,405, as the fuzzer's input has it (finding-timestamp-past-year-1e9).
+      seconds.set(0, 7_518_999_887_405L * 86_400);
+      seconds.set(1, JsonRows.LAST_DATE_TIME_SECOND);
+      seconds.set(2, JsonRows.FIRST_DATE_TIME_SECOND - 1);
+      seconds.setValueCount(3);
+      assertEquals("{\"t\":\"649641590271792000 seconds from the epoch\"}", row(seconds, 0));
+      assertEquals("{\"t\":\"+999999999-12-31T23:59:59Z\"}", row(seconds, 1));
+      assertEquals(
+          "{\"t\":\"" + (JsonRows.FIRST_DATE_TIME_SECOND - 1) + " seconds from the epoch\"}",
+          row(seconds, 2));
     }
   }
 
