@@ -37,7 +37,7 @@ import org.apache.arrow.vector.types.pojo.Field;
  * Spark's JSON writer shows the same values where it can: binary as base64, decimals as numbers
  * with the column's scale, dates as {@code yyyy-MM-dd}, timestamps with a time zone as ISO-8601 in
  * UTC ({@code Z}) at the unit's precision (timestamps without one as local date-times; one past the
- * years {@code java.time} shows as its count, {@code "7518999887405 seconds from the epoch"}),
+ * years {@code java.time} shows as its count, {@code "649641590271792000 seconds from the epoch"}),
  * structs as objects, lists as arrays, maps with string keys as objects (other keys, and a null
  * key, are written as their JSON text). Unlike Spark, a null is written as {@code null}, not left
  * out.

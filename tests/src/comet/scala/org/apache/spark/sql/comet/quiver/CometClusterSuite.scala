@@ -23,16 +23,7 @@ import org.scalatest.funsuite.AnyFunSuite
  */
 class CometClusterSuite extends AnyFunSuite with ClusterFaults {
 
-  // A canceled beforeAll aborts the suite: without Comet for this machine the application is not
-  // started and each test cancels itself instead.
-  override protected def beforeAll(): Unit =
-    if (CometJoin.unavailable(None).isEmpty) super.beforeAll()
-
-  private def cometTest(name: String)(body: => Unit): Unit =
-    test(name) {
-      assume(CometJoin.unavailable(None).isEmpty, CometJoin.unavailable(None).getOrElse(""))
-      body
-    }
+  override protected def notHere: Option[String] = CometJoin.unavailable(None)
 
   override protected def appSettings: Map[String, String] =
     CometJoin.sessionConfig.toMap ++ Map(
@@ -78,7 +69,7 @@ class CometClusterSuite extends AnyFunSuite with ClusterFaults {
       .collectFirst { case e: QuiverCometBroadcastExchangeExec => e }
       .foreach(_.executeBroadcast[CometBroadcastValue]().destroy())
 
-  cometTest("each executor JVM decodes a Comet broadcast once, for all of its tasks") {
+  faultTest("each executor JVM decodes a Comet broadcast once, for all of its tasks") {
     tables
     spark.conf.set("spark.comet.enabled", "false")
     val expected = SparkRows.sorted(spark.sql(query()).collect().toSeq)
@@ -117,7 +108,7 @@ class CometClusterSuite extends AnyFunSuite with ClusterFaults {
     destroyBroadcast(frame)
   }
 
-  cometTest("an executor killed mid Comet-on-Quiver broadcast hash join") {
+  faultTest("an executor killed mid Comet-on-Quiver broadcast hash join") {
     tables
     spark.udf.register(
       "stop_here",

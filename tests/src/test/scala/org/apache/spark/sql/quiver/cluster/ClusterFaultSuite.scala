@@ -18,16 +18,7 @@ import org.scalatest.funsuite.AnyFunSuite
  */
 class ClusterFaultSuite extends AnyFunSuite with ClusterFaults {
 
-  // A canceled beforeAll aborts the suite: on other lines the application is not started and each
-  // test cancels itself instead.
-  override protected def beforeAll(): Unit =
-    if (FaultSignals.notThisBuild.isEmpty) super.beforeAll()
-
-  private def faultTest(name: String)(body: => Unit): Unit =
-    test(name) {
-      assume(FaultSignals.notThisBuild.isEmpty, FaultSignals.notThisBuild.mkString)
-      body
-    }
+  override protected def notHere: Option[String] = FaultSignals.notThisBuild
 
   override protected def appSettings: Map[String, String] = Map(
     QuiverSettings.RetainDecodedBroadcasts -> "true",

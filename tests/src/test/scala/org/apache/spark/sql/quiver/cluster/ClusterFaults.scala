@@ -11,6 +11,7 @@ import scala.reflect.ClassTag
 import dev.quiver.spark.{ExecutorCacheReport, QuiverMetrics}
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.quiver.DefaultLineOnly
+import org.scalatest.funsuite.AnyFunSuiteLike
 
 /**
  * Killing an executor JVM (`destroyForcibly`: SIGKILL) while its tasks are in a fault state, and
@@ -26,7 +27,22 @@ import org.apache.spark.sql.quiver.DefaultLineOnly
  * removed from the application (the figures of a JVM that no longer exists), once the driver's
  * listeners have heard of the removal.
  */
-trait ClusterFaults extends ClusterApp {
+trait ClusterFaults extends ClusterApp { this: AnyFunSuiteLike =>
+
+  /** Why this suite's faults do not run on this build or machine, if they do not. */
+  protected def notHere: Option[String]
+
+  // A canceled beforeAll aborts the suite: where the faults do not run the application is not
+  // started, and each test cancels itself instead.
+  override protected def beforeAll(): Unit =
+    if (notHere.isEmpty) super.beforeAll()
+
+  /** A fault test, canceled where the suite does not run. */
+  protected def faultTest(name: String)(body: => Unit): Unit =
+    test(name) {
+      assume(notHere.isEmpty, notHere.mkString)
+      body
+    }
 
   protected def figure(
       reports: Map[String, ExecutorCacheReport],
